@@ -1,0 +1,236 @@
+// The C entry points: argument checks, plan life cycle, dispatch.
+#include <stdint.h>
+#include <string.h>
+
+#include <new>
+
+#include "avgpool/avgpool.h"
+#include "error.h"
+#include "impl.h"
+#include "problem.h"
+#include "reference/reference.h"
+
+struct avgpool_plan {
+  avgpool::Problem problem;
+  const avgpool::Impl* impl;
+};
+
+namespace {
+
+using avgpool::Impl;
+using avgpool::Problem;
+using avgpool::set_error;
+
+const Impl* find_impl(const char* name) {
+  for (const Impl* impl : avgpool::all_impls())
+    if (strcmp(impl->name, name) == 0) return impl;
+  return nullptr;
+}
+
+// The first implementation of the problem's backend (any for AUTO) that
+// accepts it. On failure the message of the last refusal stands.
+avgpool_status choose_impl(const Problem& problem, const Impl** chosen) {
+  avgpool_status last = AVGPOOL_ERROR_BACKEND_UNAVAILABLE;
+  bool any_of_backend = false;
+  for (const Impl* impl : avgpool::all_impls()) {
+    if (problem.backend != AVGPOOL_BACKEND_AUTO && impl->backend != problem.backend) continue;
+    any_of_backend = true;
+    last = impl->accepts(problem);
+    if (last == AVGPOOL_SUCCESS) {
+      avgpool::clear_error();
+      *chosen = impl;
+      return AVGPOOL_SUCCESS;
+    }
+  }
+  if (!any_of_backend)
+    return set_error(AVGPOOL_ERROR_BACKEND_UNAVAILABLE, "backend %s is not compiled into this build",
+                     avgpool::backend_name(problem.backend));
+  return last;
+}
+
+avgpool_status create_plan(const avgpool_params* p, const char* impl_name, avgpool_plan** plan) {
+  if (plan == nullptr) return set_error(AVGPOOL_ERROR_INVALID_ARGUMENT, "plan (the out-pointer) is NULL");
+  Problem problem;
+  avgpool_status s = avgpool::make_problem(p, &problem);
+  if (s != AVGPOOL_SUCCESS) return s;
+  const Impl* impl = nullptr;
+  if (impl_name != nullptr) {
+    impl = find_impl(impl_name);
+    if (impl == nullptr)
+      return set_error(AVGPOOL_ERROR_INVALID_ARGUMENT, "impl_name (\"%s\") names no implementation",
+                       impl_name);
+    if ((s = impl->accepts(problem)) != AVGPOOL_SUCCESS) return s;
+  } else if ((s = choose_impl(problem, &impl)) != AVGPOOL_SUCCESS) {
+    return s;
+  }
+  avgpool_plan* created = new (std::nothrow) avgpool_plan{std::move(problem), impl};
+  if (created == nullptr) return set_error(AVGPOOL_ERROR_OUT_OF_MEMORY, "no memory for the plan");
+  *plan = created;
+  return AVGPOOL_SUCCESS;
+}
+
+bool ranges_overlap(const void* a, int64_t a_bytes, const void* b, int64_t b_bytes) {
+  const uintptr_t a0 = (uintptr_t)a, b0 = (uintptr_t)b;
+  return a0 < b0 + (uintptr_t)b_bytes && b0 < a0 + (uintptr_t)a_bytes;
+}
+
+}  // namespace
+
+extern "C" {
+
+AVGPOOL_API unsigned avgpool_version_number(void) { return AVGPOOL_VERSION_NUMBER; }
+AVGPOOL_API const char* avgpool_version_string(void) { return AVGPOOL_VERSION_STRING; }
+
+AVGPOOL_API avgpool_status avgpool_params_init(avgpool_params* p) {
+  avgpool::clear_error();
+  if (p == nullptr) return set_error(AVGPOOL_ERROR_INVALID_ARGUMENT, "params is NULL");
+  memset(p, 0, sizeof *p);
+  p->struct_size = sizeof *p;
+  p->n = p->c = p->h = p->w = 1;
+  p->kernel_h = p->kernel_w = 1;
+  p->count_include_pad = 1;
+  p->dtype = AVGPOOL_DTYPE_F32;
+  p->layout = AVGPOOL_LAYOUT_NCHW;
+  p->backend = AVGPOOL_BACKEND_AUTO;
+  p->numerics = AVGPOOL_NUMERICS_FAST;
+  return AVGPOOL_SUCCESS;
+}
+
+AVGPOOL_API avgpool_status avgpool_plan_create(const avgpool_params* p, avgpool_plan** plan) {
+  avgpool::clear_error();
+  return create_plan(p, nullptr, plan);
+}
+
+AVGPOOL_API avgpool_status avgpool_plan_create_with_impl(const avgpool_params* p,
+                                                         const char* impl_name,
+                                                         avgpool_plan** plan) {
+  avgpool::clear_error();
+  if (impl_name == nullptr) return set_error(AVGPOOL_ERROR_INVALID_ARGUMENT, "impl_name is NULL");
+  return create_plan(p, impl_name, plan);
+}
+
+AVGPOOL_API avgpool_status avgpool_plan_destroy(avgpool_plan* plan) {
+  avgpool::clear_error();
+  delete plan;
+  return AVGPOOL_SUCCESS;
+}
+
+AVGPOOL_API avgpool_status avgpool_plan_output_dims(const avgpool_plan* plan, int64_t dims[4]) {
+  avgpool::clear_error();
+  if (plan == nullptr) return set_error(AVGPOOL_ERROR_INVALID_ARGUMENT, "plan is NULL");
+  if (dims == nullptr) return set_error(AVGPOOL_ERROR_INVALID_ARGUMENT, "dims is NULL");
+  const Problem& q = plan->problem;
+  dims[0] = q.n; dims[1] = q.c; dims[2] = q.oh; dims[3] = q.ow;
+  return AVGPOOL_SUCCESS;
+}
+
+AVGPOOL_API avgpool_status avgpool_plan_sizes(const avgpool_plan* plan, int64_t* src_elements,
+                                              int64_t* dst_elements) {
+  avgpool::clear_error();
+  if (plan == nullptr) return set_error(AVGPOOL_ERROR_INVALID_ARGUMENT, "plan is NULL");
+  if (src_elements == nullptr || dst_elements == nullptr)
+    return set_error(AVGPOOL_ERROR_INVALID_ARGUMENT, "%s is NULL",
+                     src_elements == nullptr ? "src_elements" : "dst_elements");
+  *src_elements = plan->problem.src_elements;
+  *dst_elements = plan->problem.dst_elements;
+  return AVGPOOL_SUCCESS;
+}
+
+AVGPOOL_API avgpool_status avgpool_plan_impl_name(const avgpool_plan* plan, const char** name) {
+  avgpool::clear_error();
+  if (plan == nullptr) return set_error(AVGPOOL_ERROR_INVALID_ARGUMENT, "plan is NULL");
+  if (name == nullptr) return set_error(AVGPOOL_ERROR_INVALID_ARGUMENT, "name is NULL");
+  *name = plan->impl->name;
+  return AVGPOOL_SUCCESS;
+}
+
+AVGPOOL_API avgpool_status avgpool_plan_execute(const avgpool_plan* plan, const void* src,
+                                                void* dst, void* stream) {
+  avgpool::clear_error();
+  if (plan == nullptr) return set_error(AVGPOOL_ERROR_INVALID_ARGUMENT, "plan is NULL");
+  const Problem& q = plan->problem;
+  if (q.dst_elements == 0) return AVGPOOL_SUCCESS;  // n == 0: nothing to read or write
+  if (src == nullptr) return set_error(AVGPOOL_ERROR_INVALID_ARGUMENT, "src is NULL");
+  if (dst == nullptr) return set_error(AVGPOOL_ERROR_INVALID_ARGUMENT, "dst is NULL");
+  if ((uintptr_t)src % (uintptr_t)q.element_size != 0 ||
+      (uintptr_t)dst % (uintptr_t)q.element_size != 0) {
+    const bool src_bad = (uintptr_t)src % (uintptr_t)q.element_size != 0;
+    return set_error(AVGPOOL_ERROR_INVALID_ARGUMENT,
+                     "%s (%p) is not aligned to the %s element size (%lld bytes)",
+                     src_bad ? "src" : "dst", src_bad ? src : (const void*)dst,
+                     avgpool::dtype_name(q.dtype), (long long)q.element_size);
+  }
+  if (ranges_overlap(src, q.src_elements * q.element_size, dst, q.dst_elements * q.element_size))
+    return set_error(AVGPOOL_ERROR_INVALID_ARGUMENT,
+                     "src (%p, %lld bytes) and dst (%p, %lld bytes) overlap", src,
+                     (long long)(q.src_elements * q.element_size), (void*)dst,
+                     (long long)(q.dst_elements * q.element_size));
+  return plan->impl->execute(q, src, dst, stream);
+}
+
+AVGPOOL_API avgpool_status avgpool_forward(const avgpool_params* p, const void* src, void* dst,
+                                           void* stream) {
+  avgpool::clear_error();
+  avgpool_plan* plan = nullptr;
+  avgpool_status s = create_plan(p, nullptr, &plan);
+  if (s != AVGPOOL_SUCCESS) return s;
+  s = avgpool_plan_execute(plan, src, dst, stream);
+  delete plan;  // safe before an asynchronous launch finishes: kernels take parameters by value
+  return s;
+}
+
+AVGPOOL_API avgpool_status avgpool_reference_outputs(const avgpool_plan* plan, const void* src_host,
+                                                     int64_t count, const int64_t* indices,
+                                                     double* values) {
+  avgpool::clear_error();
+  if (plan == nullptr) return set_error(AVGPOOL_ERROR_INVALID_ARGUMENT, "plan is NULL");
+  if (count < 0) return set_error(AVGPOOL_ERROR_INVALID_ARGUMENT, "count (%lld) is negative", (long long)count);
+  if (count == 0) return AVGPOOL_SUCCESS;
+  if (src_host == nullptr || indices == nullptr || values == nullptr)
+    return set_error(AVGPOOL_ERROR_INVALID_ARGUMENT, "%s is NULL",
+                     src_host == nullptr ? "src_host" : indices == nullptr ? "indices" : "values");
+  const Problem& q = plan->problem;
+  for (int64_t i = 0; i < count; ++i)
+    if (indices[i] < 0 || indices[i] >= q.dst_elements)
+      return set_error(AVGPOOL_ERROR_INVALID_ARGUMENT, "indices[%lld] (%lld) is outside [0, %lld)",
+                       (long long)i, (long long)indices[i], (long long)q.dst_elements);
+  for (int64_t i = 0; i < count; ++i) {
+    int64_t n, c, oy, ox;
+    q.dst_coords(indices[i], &n, &c, &oy, &ox);
+    values[i] = avgpool::reference::output_value(q, src_host, n, c, oy, ox);
+  }
+  return AVGPOOL_SUCCESS;
+}
+
+AVGPOOL_API avgpool_status avgpool_impl_count(int64_t* count) {
+  avgpool::clear_error();
+  if (count == nullptr) return set_error(AVGPOOL_ERROR_INVALID_ARGUMENT, "count is NULL");
+  *count = (int64_t)avgpool::all_impls().size();
+  return AVGPOOL_SUCCESS;
+}
+
+AVGPOOL_API avgpool_status avgpool_impl_name(int64_t index, const char** name) {
+  avgpool::clear_error();
+  const auto& list = avgpool::all_impls();
+  if (name == nullptr) return set_error(AVGPOOL_ERROR_INVALID_ARGUMENT, "name is NULL");
+  if (index < 0 || index >= (int64_t)list.size())
+    return set_error(AVGPOOL_ERROR_INVALID_ARGUMENT, "index (%lld) must be in [0, %lld)",
+                     (long long)index, (long long)list.size());
+  *name = list[index]->name;
+  return AVGPOOL_SUCCESS;
+}
+
+AVGPOOL_API avgpool_status avgpool_impl_accepts(const char* impl_name, const avgpool_params* p) {
+  avgpool::clear_error();
+  if (impl_name == nullptr) return set_error(AVGPOOL_ERROR_INVALID_ARGUMENT, "impl_name is NULL");
+  const Impl* impl = find_impl(impl_name);
+  if (impl == nullptr)
+    return set_error(AVGPOOL_ERROR_INVALID_ARGUMENT, "impl_name (\"%s\") names no implementation",
+                     impl_name);
+  Problem problem;
+  avgpool_status s = avgpool::make_problem(p, &problem);
+  if (s != AVGPOOL_SUCCESS) return s;
+  return impl->accepts(problem);
+}
+
+}  // extern "C"

@@ -1,0 +1,65 @@
+// The one place that says which inputs an output averages, and what it is
+// divided by. Host and device code (CUDA kernels) include this header; no
+// backend re-derives a window, a pad clamp or a divisor.
+//
+// PyTorch (aten/src/ATen/native/AvgPoolKernel.cpp, AveragePool2d.cu):
+//   start = o * stride - pad
+//   padded_end = min(start + kernel, size + pad)   -> count_include_pad extent
+//   begin = max(start, 0), end = min(padded_end, size)  -> summed inputs
+//   divisor = override ? override
+//           : include_pad ? (padded rows) * (padded cols)
+//           : (rows) * (cols)
+#pragma once
+
+#include <stdint.h>
+
+#if defined(__CUDACC__)
+#define AVGPOOL_HD __host__ __device__ __forceinline__
+#else
+#define AVGPOOL_HD inline
+#endif
+
+namespace avgpool {
+
+// One output index along one axis (rows or columns).
+struct AxisWindow {
+  int64_t begin;       // first input index summed, in [0, size)
+  int64_t end;         // one past the last input index summed
+  int64_t padded_len;  // window length clamped to [-pad, size + pad)
+};
+
+AVGPOOL_HD AxisWindow axis_window(int64_t out_index, int64_t size, int64_t kernel,
+                                  int64_t stride, int64_t pad) {
+  const int64_t start = out_index * stride - pad;
+  const int64_t padded_end = (start + kernel < size + pad) ? start + kernel : size + pad;
+  AxisWindow w;
+  w.begin = start > 0 ? start : 0;
+  w.end = padded_end < size ? padded_end : size;
+  w.padded_len = padded_end - start;
+  return w;
+}
+
+// The divisor of one output, as PyTorch computes it (an integer, converted
+// to the accumulator type only at the division).
+AVGPOOL_HD int64_t window_divisor(const AxisWindow& row, const AxisWindow& col,
+                                  bool count_include_pad, int64_t divisor_override) {
+  if (divisor_override != 0) return divisor_override;
+  if (count_include_pad) return row.padded_len * col.padded_len;
+  return (row.end - row.begin) * (col.end - col.begin);
+}
+
+// PyTorch's pooling_output_shape (Pool.h) for dilation 1: floor division,
+// and in ceil mode the last window must start inside the input or the left
+// padding. Callers have checked kernel, stride >= 1 and the sizes' range.
+AVGPOOL_HD int64_t pooled_size(int64_t size, int64_t kernel, int64_t stride, int64_t pad,
+                               bool ceil_mode) {
+  const int64_t numerator = size + 2 * pad - kernel + (ceil_mode ? stride - 1 : 0);
+  // floor division (numerator may be negative when the kernel is too big)
+  int64_t q = numerator / stride;
+  if ((numerator % stride != 0) && (numerator < 0)) --q;
+  int64_t out = q + 1;
+  if (ceil_mode && (out - 1) * stride >= size + pad) --out;
+  return out;
+}
+
+}  // namespace avgpool

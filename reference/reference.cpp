@@ -1,0 +1,111 @@
+// The reference backend. Numerics:
+//   pytorch: PyTorch's accumulator (float, double for f64), rows then
+//            columns left to right, one true division by the integer
+//            divisor converted to the accumulator type, one rounding.
+//   fast:    a float64 sum (compensated for f64), one division, one rounding:
+//            the correctly rounded mean, up to the float64 sum's error.
+// A window entirely in padding (impossible while padding <= kernel / 2, but
+// PyTorch handles it) gives 0.
+#include "reference.h"
+
+#include <math.h>
+
+#include "error.h"
+#include "host_types.h"
+#include "impl.h"
+
+namespace avgpool {
+namespace reference {
+
+namespace {
+
+// Neumaier's compensated sum: the float64 "fast" result for f64 inputs.
+struct CompensatedSum {
+  double sum = 0.0, carry = 0.0;
+  void add(double v) {
+    const double t = sum + v;
+    if (fabs(sum) >= fabs(v)) carry += (sum - t) + v;
+    else carry += (v - t) + sum;
+    sum = t;
+  }
+  double value() const {
+    // Keep Inf and NaN as the plain sum has them (carry would be NaN).
+    return isfinite(sum) ? sum + carry : sum;
+  }
+};
+
+template <typename T>
+T window_mean(const Problem& q, const T* src, int64_t n, int64_t c, int64_t oy, int64_t ox) {
+  const AxisWindow& r = q.rows[oy];
+  const AxisWindow& k = q.cols[ox];
+  if (r.begin >= r.end || k.begin >= k.end) return T(0.0f);
+  const int64_t divisor = q.divisor(oy, ox);
+  if (q.numerics == AVGPOOL_NUMERICS_PYTORCH) {
+    using acc_t = typename pytorch_acc<T>::type;
+    acc_t sum = 0;
+    for (int64_t y = r.begin; y < r.end; ++y)
+      for (int64_t x = k.begin; x < k.end; ++x)
+        sum += static_cast<acc_t>(src[q.src_offset(n, c, y, x)]);
+    return T(sum / static_cast<acc_t>(divisor));
+  }
+  if constexpr (sizeof(T) == sizeof(double)) {
+    CompensatedSum sum;
+    for (int64_t y = r.begin; y < r.end; ++y)
+      for (int64_t x = k.begin; x < k.end; ++x) sum.add(src[q.src_offset(n, c, y, x)]);
+    return sum.value() / static_cast<double>(divisor);
+  } else {
+    double sum = 0.0;
+    for (int64_t y = r.begin; y < r.end; ++y)
+      for (int64_t x = k.begin; x < k.end; ++x) sum += to_double(src[q.src_offset(n, c, y, x)]);
+    return from_double<T>(sum / static_cast<double>(divisor));
+  }
+}
+
+template <typename T>
+void run(const Problem& q, const T* src, T* dst) {
+  const int64_t planes = q.planes();
+#if defined(AVGPOOL_WITH_OPENMP)
+#pragma omp parallel for schedule(static)
+#endif
+  for (int64_t plane = 0; plane < planes; ++plane) {
+    const int64_t n = plane / q.c, c = plane % q.c;
+    for (int64_t oy = 0; oy < q.oh; ++oy)
+      for (int64_t ox = 0; ox < q.ow; ++ox)
+        dst[q.dst_offset(n, c, oy, ox)] = window_mean(q, src, n, c, oy, ox);
+  }
+}
+
+avgpool_status accepts(const Problem&) { return AVGPOOL_SUCCESS; }
+
+avgpool_status execute(const Problem& q, const void* src, void* dst, void*) {
+  dispatch_dtype(q.dtype, [&](auto zero) {
+    using T = decltype(zero);
+    run(q, static_cast<const T*>(src), static_cast<T*>(dst));
+    return 0;
+  });
+  return AVGPOOL_SUCCESS;
+}
+
+const Impl kReference = {
+    /* .name     = */ "reference",
+    /* .backend  = */ AVGPOOL_BACKEND_REFERENCE,
+    /* .accepts  = */ accepts,
+    /* .execute  = */ execute,
+};
+const Impl* const kImpls[] = {&kReference};
+
+}  // namespace
+
+double output_value(const Problem& q, const void* src, int64_t n, int64_t c, int64_t oy,
+                    int64_t ox) {
+  return dispatch_dtype(q.dtype, [&](auto zero) {
+    using T = decltype(zero);
+    return to_double(window_mean(q, static_cast<const T*>(src), n, c, oy, ox));
+  });
+}
+
+}  // namespace reference
+
+ImplList reference_impls() { return ImplList{reference::kImpls, 1}; }
+
+}  // namespace avgpool

@@ -1,0 +1,142 @@
+#include "golden_file.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <fstream>
+#include <sstream>
+
+namespace avgpool_support {
+
+namespace {
+
+bool read_values(std::istream& in, int64_t count, std::vector<double>* out) {
+  out->resize(count);
+  std::string token;
+  for (int64_t i = 0; i < count; ++i) {
+    if (!(in >> token)) return false;
+    char* end = nullptr;
+    (*out)[i] = strtod(token.c_str(), &end);  // handles nan, inf, -inf
+    if (end == token.c_str() || *end != '\0') return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+bool read_golden(const std::string& path, GoldenFile* file, std::string* error) {
+  std::ifstream in(path);
+  if (!in) {
+    *error = "cannot open " + path;
+    return false;
+  }
+  GoldenFile result;
+  std::string line, word;
+  int64_t line_no = 0;
+  auto fail = [&](const std::string& why) {
+    *error = path + ":" + std::to_string(line_no) + ": " + why;
+    return false;
+  };
+  while (std::getline(in, line)) {
+    ++line_no;
+    std::istringstream ls(line);
+    if (!(ls >> word) || word[0] == '#') continue;
+    if (word == "rejected") {
+      GoldenRejected r{};
+      if (!(ls >> r.n >> r.c >> r.h >> r.w >> r.kh >> r.kw >> r.sh >> r.sw >> r.ph >> r.pw >>
+            r.ceil_mode))
+        return fail("bad rejected line");
+      result.rejected.push_back(r);
+      continue;
+    }
+    if (word != "case") return fail("expected 'case', got '" + word + "'");
+    GoldenCase gc;
+    ls >> gc.name;
+    // The body is read token by token: the value lists span many lines.
+    std::string key;
+    int64_t count = 0;
+    std::vector<double> values;
+    if (!(in >> key >> gc.n >> gc.c >> gc.h >> gc.w) || key != "shape") return fail("bad shape in " + gc.name);
+    if (!(in >> key >> gc.kh >> gc.kw >> gc.sh >> gc.sw >> gc.ph >> gc.pw >> gc.ceil_mode >>
+          gc.count_include_pad >> gc.divisor_override) || key != "params")
+      return fail("bad params in " + gc.name);
+    if (!(in >> key >> count) || key != "in" || count != gc.n * gc.c * gc.h * gc.w ||
+        !read_values(in, count, &values))
+      return fail("bad in values in " + gc.name);
+    gc.in.assign(values.begin(), values.end());
+    if (!(in >> key >> gc.out_dims[0] >> gc.out_dims[1] >> gc.out_dims[2] >> gc.out_dims[3]) || key != "out")
+      return fail("bad out line in " + gc.name);
+    count = gc.out_dims[0] * gc.out_dims[1] * gc.out_dims[2] * gc.out_dims[3];
+    if (!read_values(in, count, &gc.out)) return fail("bad out values in " + gc.name);
+    if (!(in >> key) || key != "out32" || !read_values(in, count, &values))
+      return fail("bad out32 values in " + gc.name);
+    gc.out32.assign(values.begin(), values.end());
+    if (!(in >> key) || key != "end") return fail("missing end of " + gc.name);
+    std::getline(in, line);  // rest of the 'end' line
+    result.cases.push_back(std::move(gc));
+  }
+  *file = std::move(result);
+  return true;
+}
+
+avgpool_params golden_params(const GoldenCase& gc, avgpool_backend backend,
+                             avgpool_numerics numerics) {
+  avgpool_params p;
+  avgpool_params_init(&p);
+  p.n = gc.n; p.c = gc.c; p.h = gc.h; p.w = gc.w;
+  p.kernel_h = gc.kh; p.kernel_w = gc.kw;
+  p.stride_h = gc.sh; p.stride_w = gc.sw;
+  p.padding_h = gc.ph; p.padding_w = gc.pw;
+  p.ceil_mode = gc.ceil_mode;
+  p.count_include_pad = gc.count_include_pad;
+  p.divisor_override = gc.divisor_override;
+  p.backend = backend;
+  p.numerics = numerics;
+  return p;
+}
+
+avgpool_params rejected_params(const GoldenRejected& r) {
+  avgpool_params p;
+  avgpool_params_init(&p);
+  p.n = r.n; p.c = r.c; p.h = r.h; p.w = r.w;
+  p.kernel_h = r.kh; p.kernel_w = r.kw;
+  p.stride_h = r.sh; p.stride_w = r.sw;
+  p.padding_h = r.ph; p.padding_w = r.pw;
+  p.ceil_mode = r.ceil_mode;
+  return p;
+}
+
+std::string format_case(const GoldenCase& gc, const std::vector<float>& values) {
+  std::ostringstream os;
+  char buf[64];
+  os << "case " << gc.name << "\nshape " << gc.n << ' ' << gc.c << ' ' << gc.h << ' ' << gc.w
+     << "\nparams " << gc.kh << ' ' << gc.kw << ' ' << gc.sh << ' ' << gc.sw << ' ' << gc.ph << ' '
+     << gc.pw << ' ' << gc.ceil_mode << ' ' << gc.count_include_pad << ' ' << gc.divisor_override
+     << "\nin " << gc.in.size() << '\n';
+  auto list = [&](const std::vector<float>& v) {
+    for (size_t i = 0; i < v.size(); ++i) {
+      snprintf(buf, sizeof buf, "%.9g", (double)v[i]);
+      os << (i ? " " : "") << buf;
+    }
+    os << '\n';
+  };
+  list(gc.in);
+  os << "out " << gc.out_dims[0] << ' ' << gc.out_dims[1] << ' ' << gc.out_dims[2] << ' '
+     << gc.out_dims[3] << '\n';
+  list(values);
+  os << "out32 ";
+  list(values);
+  os << "end\n";
+  return os.str();
+}
+
+std::string default_golden_path() {
+  if (const char* env = getenv("AVGPOOL_GOLDEN")) return env;
+#ifdef AVGPOOL_GOLDEN_DEFAULT
+  return AVGPOOL_GOLDEN_DEFAULT;
+#else
+  return "../shared/golden/pytorch_avgpool2d.golden";
+#endif
+}
+
+}  // namespace avgpool_support

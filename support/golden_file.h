@@ -1,0 +1,53 @@
+// Reader and writer of the golden-file format (../shared/golden/README.md):
+// PyTorch's own AvgPool2d results, used by the tests and `avgpool golden`.
+#pragma once
+
+#include <stdint.h>
+
+#include <string>
+#include <vector>
+
+#include "avgpool/avgpool.h"
+
+namespace avgpool_support {
+
+struct GoldenCase {
+  std::string name;
+  int64_t n = 0, c = 0, h = 0, w = 0;
+  int64_t kh = 0, kw = 0, sh = 0, sw = 0, ph = 0, pw = 0;
+  int ceil_mode = 0, count_include_pad = 1;
+  int64_t divisor_override = 0;
+  std::vector<float> in;       // NCHW
+  int64_t out_dims[4] = {0, 0, 0, 0};
+  std::vector<double> out;     // PyTorch in float64
+  std::vector<float> out32;    // PyTorch in float32 (bitwise target)
+};
+
+// A configuration PyTorch refuses: N C H W kh kw sh sw ph pw ceil_mode.
+struct GoldenRejected {
+  int64_t n, c, h, w, kh, kw, sh, sw, ph, pw;
+  int ceil_mode;
+};
+
+struct GoldenFile {
+  std::vector<GoldenCase> cases;
+  std::vector<GoldenRejected> rejected;
+};
+
+// Parses path; on failure returns false and says why in *error.
+bool read_golden(const std::string& path, GoldenFile* file, std::string* error);
+
+// The plan parameters of a case (f32, NCHW, the given backend and numerics).
+avgpool_params golden_params(const GoldenCase& gc, avgpool_backend backend,
+                             avgpool_numerics numerics);
+avgpool_params rejected_params(const GoldenRejected& r);
+
+// Writes one case in the golden format with `values` (float32 results, 9
+// significant digits) as its out and out32 lines.
+std::string format_case(const GoldenCase& gc, const std::vector<float>& values);
+
+// The golden file the tests use: $AVGPOOL_GOLDEN, else the copy made at
+// configure time (AVGPOOL_GOLDEN_DEFAULT).
+std::string default_golden_path();
+
+}  // namespace avgpool_support

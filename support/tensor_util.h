@@ -1,0 +1,38 @@
+// Host-side tensor helpers for the CLI, tests and benchmarks: deterministic
+// parallel random fill, element access as double for any dtype, poisoning,
+// and float32 ulp distances.
+#pragma once
+
+#include <stdint.h>
+
+#include "avgpool/avgpool.h"
+
+namespace avgpool_support {
+
+int64_t element_size(avgpool_dtype dtype);
+
+// dst[i] = a value in [lo, hi) from (seed, i) alone, rounded to dtype:
+// the same tensor whatever the thread count. Runs in parallel (OpenMP).
+void fill_random(avgpool_dtype dtype, void* dst, int64_t count, uint64_t seed, double lo, double hi);
+
+// dst[i] = a small integer in [-range, range] from (seed, i): sums of such
+// values are exact in every dtype (benchdnn's trick), for large tensors.
+void fill_small_ints(avgpool_dtype dtype, void* dst, int64_t count, uint64_t seed, int range);
+
+// The small integer fill_small_ints puts at index i (for analytic checks).
+int small_int_at(uint64_t seed, int64_t i, int range);
+
+double load_double(avgpool_dtype dtype, const void* data, int64_t i);
+void store_double(avgpool_dtype dtype, void* data, int64_t i, double value);  // rounds once
+
+// Fills bytes with a recognisable pattern (0xA5...) that no implementation writes.
+void poison(void* data, int64_t bytes);
+// True if every byte of data still holds the poison pattern.
+bool is_poisoned(const void* data, int64_t bytes);
+constexpr unsigned char kPoisonByte = 0xA5;
+
+// Distance in float32 units in the last place between a and b (0 when
+// bitwise equal or both NaN); a huge value when one is NaN.
+int64_t ulp_distance_f32(float a, float b);
+
+}  // namespace avgpool_support
