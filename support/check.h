@@ -1,0 +1,48 @@
+// Checking an implementation's output against the reference, shared by the
+// CPU and GPU tests: random valid parameters, and the comparison rule of
+// each numerics mode.
+#pragma once
+
+#include <stdint.h>
+
+#include <random>
+#include <string>
+
+#include "avgpool/avgpool.h"
+
+namespace avgpool_support {
+
+struct RandomParamsLimits {
+  int64_t max_n = 3, max_c = 9, max_hw = 40, max_kernel = 9, max_stride = 6;
+  bool vary_dtype = true, vary_layout = true, vary_numerics = true;
+};
+
+// Valid parameters drawn from rng (plan creation succeeds with them):
+// kernels 1..max_kernel, strides 1..max_stride (stride == kernel one time in
+// four), legal padding, both modes, sometimes a divisor override.
+avgpool_params random_params(std::mt19937_64& rng, const RandomParamsLimits& limits = {});
+
+// A one-line description of p, to print with a failure.
+std::string describe(const avgpool_params& p);
+
+struct Mismatch {
+  int64_t count = 0;       // outputs outside the rule
+  int64_t first = -1;      // dense index of the first one
+  double got = 0, want = 0, bound = 0;
+  std::string message() const;
+};
+
+// Compares got with ref (dense dst tensors of p's dtype and layout; ref from
+// the reference backend in p's numerics, on the same src, host memory):
+//  - pytorch numerics: bitwise equal, NaN where ref has NaN;
+//  - fast numerics: NaN/Inf exactly where ref has them; elsewhere
+//    |got - ref| <= 1 ulp of the dtype at ref + kh*kw * 2^-24 * mean|x|
+//    (the float32 summation bound for any summation order).
+// src is needed for mean|x|: it is recomputed with the reference on |src|.
+Mismatch compare_to_reference(const avgpool_params& p, const void* src, const void* got,
+                              const void* ref);
+
+// Runs the reference backend for p on host src into host dst.
+avgpool_status run_reference(const avgpool_params& p, const void* src, void* dst);
+
+}  // namespace avgpool_support
