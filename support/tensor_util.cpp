@@ -87,3 +87,11 @@ int64_t ulp_distance_f32(float a, float b) {
 }
 
 }  // namespace avgpool_support
+
+namespace avgpool_support {
+int64_t dense_index(avgpool_layout layout, const int64_t d[4], int64_t n, int64_t c, int64_t y,
+                    int64_t x) {
+  return layout == AVGPOOL_LAYOUT_NCHW ? ((n * d[1] + c) * d[2] + y) * d[3] + x
+                                       : ((n * d[2] + y) * d[3] + x) * d[1] + c;
+}
+}  // namespace avgpool_support

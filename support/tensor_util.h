@@ -36,3 +36,10 @@ constexpr unsigned char kPoisonByte = 0xA5;
 int64_t ulp_distance_f32(float a, float b);
 
 }  // namespace avgpool_support
+
+namespace avgpool_support {
+// Dense element index of (n, c, y, x) in a tensor of dims N, C, H, W laid out
+// as layout (for callers outside the library that pick elements to check).
+int64_t dense_index(avgpool_layout layout, const int64_t dims[4], int64_t n, int64_t c, int64_t y,
+                    int64_t x);
+}  // namespace avgpool_support

@@ -1,0 +1,115 @@
+#include "device.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <chrono>
+
+#if defined(AVGPOOL_WITH_CUDA)
+#include <cuda_runtime.h>
+#endif
+
+namespace avgpool_cli {
+
+bool cuda_usable(std::string* why) {
+#if defined(AVGPOOL_WITH_CUDA)
+  int count = 0;
+  cudaError_t err = cudaGetDeviceCount(&count);
+  if (err != cudaSuccess || count == 0) {
+    *why = err != cudaSuccess ? cudaGetErrorString(err) : "no CUDA device";
+    cudaGetLastError();
+    return false;
+  }
+  return true;
+#else
+  *why = "built without CUDA";
+  return false;
+#endif
+}
+
+Buffer::Buffer(int64_t bytes, bool on_device) : bytes_(bytes), on_device_(on_device) {
+  const size_t size = bytes > 0 ? (size_t)bytes : 1;
+#if defined(AVGPOOL_WITH_CUDA)
+  if (on_device) {
+    if (cudaMalloc(&data_, size) != cudaSuccess) data_ = nullptr;
+    return;
+  }
+#endif
+  data_ = aligned_alloc(64, (size + 63) / 64 * 64);
+}
+
+Buffer::~Buffer() {
+#if defined(AVGPOOL_WITH_CUDA)
+  if (on_device_) {
+    cudaFree(data_);
+    return;
+  }
+#endif
+  free(data_);
+}
+
+void Buffer::upload(const void* host) {
+#if defined(AVGPOOL_WITH_CUDA)
+  if (on_device_) {
+    cudaMemcpy(data_, host, (size_t)bytes_, cudaMemcpyHostToDevice);
+    return;
+  }
+#endif
+  memcpy(data_, host, (size_t)bytes_);
+}
+
+void Buffer::download(void* host) const {
+#if defined(AVGPOOL_WITH_CUDA)
+  if (on_device_) {
+    cudaMemcpy(host, data_, (size_t)bytes_, cudaMemcpyDeviceToHost);
+    return;
+  }
+#endif
+  memcpy(host, data_, (size_t)bytes_);
+}
+
+void Buffer::fill_byte(unsigned char value) {
+#if defined(AVGPOOL_WITH_CUDA)
+  if (on_device_) {
+    cudaMemset(data_, value, (size_t)bytes_);
+    return;
+  }
+#endif
+  memset(data_, value, (size_t)bytes_);
+}
+
+std::string device_sync(bool on_device) {
+#if defined(AVGPOOL_WITH_CUDA)
+  if (on_device) {
+    cudaError_t err = cudaDeviceSynchronize();
+    return err == cudaSuccess ? "" : cudaGetErrorString(err);
+  }
+#endif
+  (void)on_device;
+  return "";
+}
+
+double time_ms(bool on_device, void (*fn)(void*), void* ctx) {
+#if defined(AVGPOOL_WITH_CUDA)
+  if (on_device) {
+    cudaEvent_t start, stop;
+    cudaEventCreate(&start);
+    cudaEventCreate(&stop);
+    cudaEventRecord(start);
+    fn(ctx);
+    cudaEventRecord(stop);
+    cudaEventSynchronize(stop);
+    float ms = 0;
+    cudaEventElapsedTime(&ms, start, stop);
+    cudaEventDestroy(start);
+    cudaEventDestroy(stop);
+    return ms;
+  }
+#endif
+  const auto t0 = std::chrono::steady_clock::now();
+  fn(ctx);
+  const auto t1 = std::chrono::steady_clock::now();
+  return std::chrono::duration<double, std::milli>(t1 - t0).count();
+}
+
+}  // namespace avgpool_cli

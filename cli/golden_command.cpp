@@ -1,0 +1,126 @@
+// `avgpool golden FILE`: every case of a golden file on one backend.
+// pytorch numerics must equal PyTorch's float32 result bitwise (NaN where it
+// has NaN); fast numerics must be within 1 float32 ulp of its float64 result.
+// Every `rejected` line must be refused with INVALID_ARGUMENT.
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "avgpool/avgpool.h"
+#include "device.h"
+#include "golden_file.h"
+#include "options.h"
+#include "tensor_util.h"
+
+namespace avgpool_cli {
+
+namespace {
+
+using namespace avgpool_support;
+
+// Runs one case; returns "" or why it failed. *values gets our outputs.
+std::string run_case(const GoldenCase& gc, const GoldenOptions& o, std::vector<float>* values) {
+  avgpool_params p = golden_params(gc, o.backend, o.numerics);
+  avgpool_plan* plan = nullptr;
+  avgpool_status s = avgpool_plan_create(&p, &plan);
+  if (s != AVGPOOL_SUCCESS)
+    return std::string("plan: ") + avgpool_status_string(s) + ": " + avgpool_last_error_message();
+  const char* impl = nullptr;
+  avgpool_plan_impl_name(plan, &impl);
+  const bool on_device = strncmp(impl, "cuda", 4) == 0;
+  int64_t dims[4];
+  avgpool_plan_output_dims(plan, dims);
+  for (int i = 0; i < 4; ++i)
+    if (dims[i] != gc.out_dims[i]) {
+      avgpool_plan_destroy(plan);
+      return "output dims differ from PyTorch's";
+    }
+  values->assign(gc.out32.size(), 0.0f);
+  Buffer src((int64_t)(gc.in.size() * 4), on_device), dst((int64_t)(values->size() * 4), on_device);
+  src.upload(gc.in.data());
+  dst.fill_byte(kPoisonByte);
+  s = avgpool_plan_execute(plan, src.data(), dst.data(), nullptr);
+  avgpool_plan_destroy(plan);
+  const std::string device_error = device_sync(on_device);
+  if (s != AVGPOOL_SUCCESS)
+    return std::string("execute: ") + avgpool_status_string(s) + ": " + avgpool_last_error_message();
+  if (!device_error.empty()) return "device: " + device_error;
+  dst.download(values->data());
+
+  int64_t bad = 0, first = -1;
+  for (size_t i = 0; i < values->size(); ++i) {
+    const float got = (*values)[i];
+    const bool ok = o.numerics == AVGPOOL_NUMERICS_PYTORCH
+                        ? (memcmp(&got, &gc.out32[i], 4) == 0 || (isnan(got) && isnan(gc.out32[i])))
+                        : ulp_distance_f32(got, (float)gc.out[i]) <= 1;
+    if (!ok && bad++ == 0) first = (int64_t)i;
+  }
+  if (bad == 0) return "";
+  char buf[200];
+  snprintf(buf, sizeof buf, "%lld of %zu outputs differ; first at %lld: got %.9g, want %.9g",
+           (long long)bad, values->size(), (long long)first, (double)(*values)[first],
+           o.numerics == AVGPOOL_NUMERICS_PYTORCH ? (double)gc.out32[first] : gc.out[first]);
+  return buf;
+}
+
+}  // namespace
+
+int golden_command(const GoldenOptions& o) {
+  GoldenFile file;
+  std::string error;
+  if (!read_golden(o.file, &file, &error)) {
+    fprintf(stderr, "avgpool: %s\n", error.c_str());
+    return 2;
+  }
+  std::ofstream emit;
+  if (!o.emit.empty()) {
+    emit.open(o.emit);
+    if (!emit) {
+      fprintf(stderr, "avgpool: cannot write %s\n", o.emit.c_str());
+      return 2;
+    }
+    emit << "# avgpool " << avgpool_version_string() << " results, "
+         << (o.numerics == AVGPOOL_NUMERICS_PYTORCH ? "pytorch" : "fast") << " numerics\n";
+  }
+  int passed = 0, failed = 0;
+  std::vector<float> values;
+  for (const GoldenCase& gc : file.cases) {
+    const std::string why = run_case(gc, o, &values);
+    if (why.empty()) {
+      ++passed;
+    } else {
+      ++failed;
+      printf("FAIL %s: %s\n", gc.name.c_str(), why.c_str());
+    }
+    if (emit.is_open() && values.size() == gc.out32.size()) emit << format_case(gc, values);
+  }
+  int refused = 0;
+  for (const GoldenRejected& r : file.rejected) {
+    avgpool_params p = rejected_params(r);
+    p.backend = o.backend;
+    avgpool_plan* plan = nullptr;
+    const avgpool_status s = avgpool_plan_create(&p, &plan);
+    if (s == AVGPOOL_ERROR_INVALID_ARGUMENT) {
+      ++refused;
+      if (emit.is_open())
+        emit << "# rejected " << r.n << ' ' << r.c << ' ' << r.h << ' ' << r.w << ": "
+             << avgpool_last_error_message() << '\n';
+    } else {
+      ++failed;
+      printf("FAIL rejected %lld %lld %lld %lld %lld %lld %lld %lld %lld %lld %d: got %s\n",
+             (long long)r.n, (long long)r.c, (long long)r.h, (long long)r.w, (long long)r.kh,
+             (long long)r.kw, (long long)r.sh, (long long)r.sw, (long long)r.ph, (long long)r.pw,
+             r.ceil_mode, avgpool_status_string(s));
+      avgpool_plan_destroy(plan);
+    }
+  }
+  printf("rejected configurations refused: %d of %zu\n", refused, file.rejected.size());
+  printf("%d passed, %d failed\n", passed, failed);
+  return failed ? 1 : 0;
+}
+
+}  // namespace avgpool_cli

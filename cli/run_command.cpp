@@ -1,0 +1,176 @@
+// `avgpool run`: one pooling, timed, then checked against the reference on
+// a sample of outputs (random ones plus every edge row and column of the
+// first, middle and last plane).
+#include <math.h>
+#include <stdio.h>
+
+#include <algorithm>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "avgpool/avgpool.h"
+#include "check.h"
+#include "device.h"
+#include "options.h"
+#include "tensor_util.h"
+
+namespace avgpool_cli {
+
+namespace {
+
+using namespace avgpool_support;
+
+struct Launch {
+  const avgpool_plan* plan;
+  const void* src;
+  void* dst;
+  avgpool_status status;
+};
+
+void launch(void* ctx) {
+  Launch* l = static_cast<Launch*>(ctx);
+  l->status = avgpool_plan_execute(l->plan, l->src, l->dst, nullptr);
+}
+
+// The dst indices checked: every edge row and column of a few planes, then
+// random outputs.
+std::vector<int64_t> sample_indices(const avgpool_params& p, const int64_t dims[4], int samples,
+                                    uint64_t seed) {
+  std::vector<int64_t> out;
+  const int64_t planes = dims[0] * dims[1];
+  for (int64_t plane : {int64_t{0}, planes / 2, planes - 1}) {
+    const int64_t n = plane / dims[1], c = plane % dims[1];
+    for (int64_t x = 0; x < dims[3]; ++x) {
+      out.push_back(dense_index(p.layout, dims, n, c, 0, x));
+      out.push_back(dense_index(p.layout, dims, n, c, dims[2] - 1, x));
+    }
+    for (int64_t y = 0; y < dims[2]; ++y) {
+      out.push_back(dense_index(p.layout, dims, n, c, y, 0));
+      out.push_back(dense_index(p.layout, dims, n, c, y, dims[3] - 1));
+    }
+  }
+  std::mt19937_64 rng(seed);
+  const int64_t total = planes * dims[2] * dims[3];
+  std::uniform_int_distribution<int64_t> pick(0, total - 1);
+  for (int i = 0; i < samples; ++i) out.push_back(pick(rng));
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+const char* dtype_text(avgpool_dtype d) {
+  static const char* names[] = {"f32", "f16", "bf16", "f64"};
+  return names[d];
+}
+
+}  // namespace
+
+int run_command(const RunOptions& options) {
+  avgpool_params p = options.params;
+  std::string why;
+  const bool have_gpu = cuda_usable(&why);
+  if (!have_gpu && p.backend == AVGPOOL_BACKEND_AUTO && !options.shape_given && p.n == 16) {
+    p.n = 2;  // 2 GiB instead of 17 GiB: seconds on a 2-core machine
+    printf("no GPU (%s): seed case scaled down to batch %lld on the CPU\n", why.c_str(),
+           (long long)p.n);
+  }
+
+  avgpool_plan* plan = nullptr;
+  avgpool_status s = avgpool_plan_create(&p, &plan);
+  if (s != AVGPOOL_SUCCESS) {
+    fprintf(stderr, "avgpool: cannot create the plan: %s: %s\n", avgpool_status_string(s),
+            avgpool_last_error_message());
+    return 1;
+  }
+  const char* impl = nullptr;
+  avgpool_plan_impl_name(plan, &impl);
+  const bool on_device = std::string(impl).rfind("cuda", 0) == 0;
+  int64_t dims[4], src_n = 0, dst_n = 0;
+  avgpool_plan_output_dims(plan, dims);
+  avgpool_plan_sizes(plan, &src_n, &dst_n);
+  const int64_t esize = element_size(p.dtype);
+
+  printf("input  %lldx%lldx%lldx%lld %s %s, kernel %lldx%lld stride %lldx%lld padding %lldx%lld%s%s\n",
+         (long long)p.n, (long long)p.c, (long long)p.h, (long long)p.w, dtype_text(p.dtype),
+         p.layout == AVGPOOL_LAYOUT_NHWC ? "nhwc" : "nchw", (long long)p.kernel_h,
+         (long long)p.kernel_w, (long long)(p.stride_h ? p.stride_h : p.kernel_h),
+         (long long)(p.stride_w ? p.stride_w : p.kernel_w), (long long)p.padding_h,
+         (long long)p.padding_w, p.ceil_mode ? " ceil_mode" : "",
+         p.count_include_pad ? "" : " exclude_pad");
+  printf("output %lldx%lldx%lldx%lld\n", (long long)dims[0], (long long)dims[1], (long long)dims[2],
+         (long long)dims[3]);
+  printf("impl   %s (%s numerics)\n", impl,
+         p.numerics == AVGPOOL_NUMERICS_PYTORCH ? "pytorch" : "fast");
+
+  // Input from a fixed seed, filled in parallel on the host.
+  std::vector<char> src_host((size_t)(src_n * esize)), dst_host((size_t)(dst_n * esize));
+  fill_random(p.dtype, src_host.data(), src_n, options.seed, -1.0, 1.0);
+  Buffer src(src_n * esize, on_device), dst(dst_n * esize, on_device);
+  if (!src.ok() || !dst.ok()) {
+    fprintf(stderr, "avgpool: cannot allocate %lld + %lld bytes%s\n", (long long)(src_n * esize),
+            (long long)(dst_n * esize), on_device ? " on the device" : "");
+    avgpool_plan_destroy(plan);
+    return 1;
+  }
+  src.upload(src_host.data());
+  dst.fill_byte(kPoisonByte);  // unwritten outputs show in the check
+
+  Launch l{plan, src.data(), dst.data(), AVGPOOL_SUCCESS};
+  std::vector<double> times;
+  for (int r = 0; r <= options.repeat; ++r) {  // run 0 is the warm-up
+    const double ms = time_ms(on_device, launch, &l);
+    if (l.status != AVGPOOL_SUCCESS) {
+      fprintf(stderr, "avgpool: execute failed: %s: %s\n", avgpool_status_string(l.status),
+              avgpool_last_error_message());
+      avgpool_plan_destroy(plan);
+      return 1;
+    }
+    if (r > 0) times.push_back(ms);
+  }
+  const std::string device_error = device_sync(on_device);
+  if (!device_error.empty()) {
+    fprintf(stderr, "avgpool: device error: %s\n", device_error.c_str());
+    avgpool_plan_destroy(plan);
+    return 1;
+  }
+  std::sort(times.begin(), times.end());
+  const double median = times[times.size() / 2];
+  const double bytes = (double)(src_n + dst_n) * (double)esize;
+  printf("time   %.3f ms median of %d (min %.3f, max %.3f)\n", median, options.repeat, times.front(),
+         times.back());
+  printf("speed  %.1f GB/s effective (input + output bytes once)\n", bytes / (median * 1e6));
+
+  // Check a sample against the reference.
+  dst.download(dst_host.data());
+  const std::vector<int64_t> idx = sample_indices(p, dims, options.samples, options.seed + 1);
+  std::vector<double> want(idx.size());
+  s = avgpool_reference_outputs(plan, src_host.data(), (int64_t)idx.size(), idx.data(), want.data());
+  avgpool_plan_destroy(plan);
+  if (s != AVGPOOL_SUCCESS) {
+    fprintf(stderr, "avgpool: reference failed: %s\n", avgpool_last_error_message());
+    return 1;
+  }
+  // Inputs are in [-1, 1): a float32 sum of K values errs by at most
+  // K * 2^-24 * 1, plus one rounding of the result in its dtype.
+  const int digits = p.dtype == AVGPOOL_DTYPE_F64 ? 53 : p.dtype == AVGPOOL_DTYPE_F32 ? 24
+                     : p.dtype == AVGPOOL_DTYPE_F16 ? 11 : 8;
+  const double sum_bound = (double)(p.kernel_h * p.kernel_w) * 0x1.0p-24;
+  double max_error = 0;
+  int64_t bad = 0;
+  for (size_t i = 0; i < idx.size(); ++i) {
+    const double got = load_double(p.dtype, dst_host.data(), idx[i]);
+    const double err = fabs(got - want[i]);
+    const double bound = p.numerics == AVGPOOL_NUMERICS_PYTORCH
+                             ? 0.0
+                             : ldexp(fabs(want[i]) > 0 ? fabs(want[i]) : 1e-30, 1 - digits) + sum_bound;
+    if (!(err <= bound)) ++bad;  // NaN counts as bad
+    if (err > max_error || isnan(err)) max_error = err;
+  }
+  printf("check  %zu outputs vs reference: max abs error %.3g, %lld outside the %s bound: %s\n",
+         idx.size(), max_error, (long long)bad,
+         p.numerics == AVGPOOL_NUMERICS_PYTORCH ? "bitwise" : "float32-sum", bad ? "FAILED" : "ok");
+  return bad ? 1 : 0;
+}
+
+}  // namespace avgpool_cli
