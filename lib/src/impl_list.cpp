@@ -3,6 +3,10 @@
 
 namespace avgpool {
 
+#if !defined(AVGPOOL_WITH_CUDA)
+ImplList cuda_impls() { return ImplList{nullptr, 0}; }  // CUDA not compiled in
+#endif
+
 const std::vector<const Impl*>& all_impls() {
   static const std::vector<const Impl*> list = [] {
     std::vector<const Impl*> v;
