@@ -1,8 +1,273 @@
-// The CPU backend's implementations, fastest first (none yet: issue #4).
+// The CPU backend's implementations, fastest first, and their driver: it
+// turns the Problem into a Job (divisor table, interior columns, blocks),
+// picks the kernels for this CPU, and runs blocks of (planes, output rows)
+// on OpenMP threads. The kernels are in kernels.inl.
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <atomic>
+#include <new>
+#include <vector>
+
+#if defined(AVGPOOL_WITH_OPENMP)
+#include <omp.h>
+#endif
+
+#include "cpu_job.h"
+#include "error.h"
 #include "impl.h"
+#include "problem.h"
 
 namespace avgpool {
+namespace cpu {
+namespace {
 
-ImplList cpu_impls() { return ImplList{nullptr, 0}; }
+// ---- instruction set, chosen at run time ----------------------------------
+enum Isa { kBase = 0, kAvx2 = 1, kAvx512 = 2 };
+
+Isa detect_isa() {
+#if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
+  __builtin_cpu_init();
+  const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  // F16C has no __builtin_cpu_supports name in older compilers; every CPU
+  // with AVX2 and FMA has it.
+  if (avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+      __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq"))
+    return kAvx512;
+  if (avx2) return kAvx2;
+#endif
+  return kBase;
+}
+
+// The best the CPU supports, lowered by AVGPOOL_CPU_ISA=base|avx2 (for
+// tests and measurements; a value above what the CPU has is ignored).
+Isa isa_for_call() {
+  static const Isa best = detect_isa();
+  const char* e = getenv("AVGPOOL_CPU_ISA");
+  Isa want = best;
+  if (e != nullptr) {
+    if (strcmp(e, "base") == 0) want = kBase;
+    else if (strcmp(e, "avx2") == 0) want = kAvx2;
+  }
+  return want < best ? want : best;
+}
+
+KernelTable kernels_for(Isa isa) {
+  switch (isa) {
+    case kAvx512: return kernels_avx512();
+    case kAvx2: return kernels_avx2();
+    default: return kernels_base();
+  }
+}
+
+// ---- threads ----------------------------------------------------------------
+// Calls in flight in this process: concurrent callers share the cores
+// instead of each opening a full team (oversubscription).
+std::atomic<int> g_active_calls{0};
+
+struct ActiveCall {
+  ActiveCall() { g_active_calls.fetch_add(1, std::memory_order_relaxed); }
+  ~ActiveCall() { g_active_calls.fetch_sub(1, std::memory_order_relaxed); }
+};
+
+int threads_for(int64_t units) {
+#if defined(AVGPOOL_WITH_OPENMP)
+  // Inside an active parallel region (a caller's OpenMP team), run on the
+  // calling thread: nesting would oversubscribe the cores.
+  if (omp_in_parallel()) return 1;
+  int t = omp_get_max_threads();  // honours OMP_NUM_THREADS
+  const int active = g_active_calls.load(std::memory_order_relaxed);
+  if (active > 1) t = t / active;
+  if (t < 1) t = 1;
+  if ((int64_t)t > units) t = (int)units;
+  return t;
+#else
+  (void)units;
+  return 1;
+#endif
+}
+
+// ---- the job ----------------------------------------------------------------
+// Divisors in the accumulator type, one table row per distinct row window.
+// A row's divisors depend on its window only through its lengths (padded_len
+// and end - begin: window_divisor in window.h), so rows with equal lengths
+// share a table row; every value comes from Problem::divisor.
+template <class A>
+void build_divisors(const Problem& q, std::vector<A>* table, std::vector<int32_t>* row_of) {
+  struct Key { int64_t padded, count; };
+  std::vector<Key> keys;
+  row_of->resize((size_t)q.oh);
+  for (int64_t oy = 0; oy < q.oh; ++oy) {
+    const AxisWindow& r = q.rows[(size_t)oy];
+    const Key k{r.padded_len, r.end - r.begin};
+    size_t i = 0;
+    while (i < keys.size() && !(keys[i].padded == k.padded && keys[i].count == k.count)) ++i;
+    if (i == keys.size()) {
+      keys.push_back(k);
+      table->resize(keys.size() * (size_t)q.ow);
+      A* row = table->data() + i * (size_t)q.ow;
+      for (int64_t ox = 0; ox < q.ow; ++ox) row[ox] = static_cast<A>(q.divisor(oy, ox));
+    }
+    (*row_of)[(size_t)oy] = (int32_t)i;
+  }
+}
+
+constexpr int64_t kSpanTarget = 4096;    // elements one block's windows span (<= 16 KiB f32)
+constexpr int64_t kUnitTarget = 32768;   // elements of work per parallel unit
+
+template <class A>
+avgpool_status run(const Problem& q, const void* src, void* dst, BlockFn (*pick)(const KernelTable&)) {
+  ActiveCall active;
+  Job j;
+  std::vector<A> div_table;
+  std::vector<int32_t> div_row;
+  try {
+    build_divisors<A>(q, &div_table, &div_row);
+  } catch (const std::bad_alloc&) {
+    return set_error(AVGPOOL_ERROR_OUT_OF_MEMORY, "no memory for the divisor table");
+  }
+  const bool nchw = q.layout == AVGPOOL_LAYOUT_NCHW;
+  j.src = src;
+  j.dst = dst;
+  j.planes = nchw ? q.n * q.c : q.n;
+  j.vec = nchw ? 1 : q.c;
+  j.h = q.h; j.w = q.w; j.oh = q.oh; j.ow = q.ow;
+  j.kh = q.kh; j.kw = q.kw; j.sh = q.sh; j.sw = q.sw;
+  j.rows = q.rows.data();
+  j.cols = q.cols.data();
+  j.div_table = div_table.data();
+  j.div_row = div_row.data();
+  j.pytorch = q.numerics == AVGPOOL_NUMERICS_PYTORCH;
+
+  // Interior output columns: full windows with begins sw apart.
+  int64_t lo = 0;
+  while (lo < q.ow && q.cols[(size_t)lo].end - q.cols[(size_t)lo].begin != q.kw) ++lo;
+  int64_t hi = lo;
+  while (hi < q.ow && q.cols[(size_t)hi].end - q.cols[(size_t)hi].begin == q.kw &&
+         q.cols[(size_t)hi].begin == q.cols[(size_t)lo].begin + (hi - lo) * q.sw)
+    ++hi;
+  j.ox_lo = lo;
+  j.ox_hi = hi;
+
+  // Column blocks: windows spanning about kSpanTarget elements.
+  const int64_t cols_target = kSpanTarget / j.vec;
+  j.ob = cols_target > q.kw ? (cols_target - q.kw) / q.sw + 1 : 1;
+  if (j.ob > q.ow) j.ob = q.ow;
+  j.span_cap = 0;
+  for (int64_t ob0 = 0; ob0 < q.ow; ob0 += j.ob) {
+    const int64_t ob1 = ob0 + j.ob < q.ow ? ob0 + j.ob : q.ow;
+    int64_t xa = q.cols[(size_t)ob0].begin, xb = q.cols[(size_t)ob0].end;
+    for (int64_t ox = ob0 + 1; ox < ob1; ++ox) {
+      if (q.cols[(size_t)ox].begin < xa) xa = q.cols[(size_t)ox].begin;
+      if (q.cols[(size_t)ox].end > xb) xb = q.cols[(size_t)ox].end;
+    }
+    if ((xb - xa) * j.vec > j.span_cap) j.span_cap = (xb - xa) * j.vec;
+  }
+
+  // Parallel units: a run of output rows of one plane, or whole planes.
+  const int64_t row_work = (q.sh < q.kh ? q.sh : q.kh) * q.w * j.vec + q.ow * j.vec;
+  int64_t rb = kUnitTarget / (row_work > 0 ? row_work : 1);
+  if (rb < 1) rb = 1;
+  int64_t pb = 1;
+  if (rb >= q.oh) {
+    rb = q.oh;
+    pb = kUnitTarget / (q.oh * row_work);
+    if (pb < 1) pb = 1;
+    if (pb > j.planes) pb = j.planes;
+  }
+  const int64_t row_units = (q.oh + rb - 1) / rb;
+  const int64_t units = (j.planes + pb - 1) / pb * row_units;
+
+  const Isa isa = isa_for_call();
+  const BlockFn fn = pick(kernels_for(isa));
+  const size_t bytes = align64(scratch_bytes(j, sizeof(A), q.dtype == AVGPOOL_DTYPE_F16 ||
+                                                             q.dtype == AVGPOOL_DTYPE_BF16));
+  const int nt = threads_for(units);
+  void* scratch_all = aligned_alloc(64, bytes * (size_t)nt);
+  if (scratch_all == nullptr)
+    return set_error(AVGPOOL_ERROR_OUT_OF_MEMORY, "no memory for %d scratch buffers of %zu bytes",
+                     nt, bytes);
+
+  auto run_unit = [&](int64_t u, void* scratch) {
+    const int64_t pu = u / row_units, ru = u % row_units;
+    const int64_t p0 = pu * pb, p1 = p0 + pb < j.planes ? p0 + pb : j.planes;
+    const int64_t oy0 = ru * rb, oy1 = oy0 + rb < q.oh ? oy0 + rb : q.oh;
+    fn(j, p0, p1, oy0, oy1, scratch);
+  };
+  if (nt <= 1) {
+    for (int64_t u = 0; u < units; ++u) run_unit(u, scratch_all);
+  } else {
+#if defined(AVGPOOL_WITH_OPENMP)
+#pragma omp parallel num_threads(nt)
+    {
+      void* scratch = static_cast<char*>(scratch_all) + bytes * (size_t)omp_get_thread_num();
+#pragma omp for schedule(static)
+      for (int64_t u = 0; u < units; ++u) run_unit(u, scratch);
+    }
+#endif
+  }
+  free(scratch_all);
+  return AVGPOOL_SUCCESS;
+}
+
+avgpool_status execute(const Problem& q, const void* src, void* dst, void*) {
+  switch (q.dtype) {
+    case AVGPOOL_DTYPE_F32: return run<float>(q, src, dst, [](const KernelTable& t) { return t.f32; });
+    case AVGPOOL_DTYPE_F16: return run<float>(q, src, dst, [](const KernelTable& t) { return t.f16; });
+    case AVGPOOL_DTYPE_BF16: return run<float>(q, src, dst, [](const KernelTable& t) { return t.bf16; });
+    case AVGPOOL_DTYPE_F64: return run<double>(q, src, dst, [](const KernelTable& t) { return t.f64; });
+  }
+  return set_error(AVGPOOL_ERROR_INTERNAL, "cpu: unknown dtype %d", (int)q.dtype);
+}
+
+// ---- the implementations -------------------------------------------------------
+avgpool_status accepts_nchw_stride_eq_kernel(const Problem& q) {
+  if (q.layout != AVGPOOL_LAYOUT_NCHW)
+    return set_error(AVGPOOL_ERROR_UNSUPPORTED, "cpu:nchw_stride_eq_kernel needs the NCHW layout");
+  if (!q.stride_equals_kernel())
+    return set_error(AVGPOOL_ERROR_UNSUPPORTED,
+                     "cpu:nchw_stride_eq_kernel needs stride == kernel (stride %lldx%lld, kernel "
+                     "%lldx%lld)",
+                     (long long)q.sh, (long long)q.sw, (long long)q.kh, (long long)q.kw);
+  return AVGPOOL_SUCCESS;
+}
+
+avgpool_status accepts_nchw(const Problem& q) {
+  if (q.layout != AVGPOOL_LAYOUT_NCHW)
+    return set_error(AVGPOOL_ERROR_UNSUPPORTED, "cpu:nchw_generic needs the NCHW layout");
+  return AVGPOOL_SUCCESS;
+}
+
+avgpool_status accepts_nhwc(const Problem& q) {
+  if (q.layout != AVGPOOL_LAYOUT_NHWC)
+    return set_error(AVGPOOL_ERROR_UNSUPPORTED, "cpu:nhwc needs the NHWC layout");
+  return AVGPOOL_SUCCESS;
+}
+
+const Impl kNchwStrideEqKernel = {
+    /* .name     = */ "cpu:nchw_stride_eq_kernel",
+    /* .backend  = */ AVGPOOL_BACKEND_CPU,
+    /* .accepts  = */ accepts_nchw_stride_eq_kernel,
+    /* .execute  = */ execute,
+};
+const Impl kNchwGeneric = {
+    /* .name     = */ "cpu:nchw_generic",
+    /* .backend  = */ AVGPOOL_BACKEND_CPU,
+    /* .accepts  = */ accepts_nchw,
+    /* .execute  = */ execute,
+};
+const Impl kNhwc = {
+    /* .name     = */ "cpu:nhwc",
+    /* .backend  = */ AVGPOOL_BACKEND_CPU,
+    /* .accepts  = */ accepts_nhwc,
+    /* .execute  = */ execute,
+};
+const Impl* const kImpls[] = {&kNchwStrideEqKernel, &kNchwGeneric, &kNhwc};
+
+}  // namespace
+}  // namespace cpu
+
+ImplList cpu_impls() { return ImplList{cpu::kImpls, sizeof cpu::kImpls / sizeof cpu::kImpls[0]}; }
 
 }  // namespace avgpool

@@ -1,0 +1,68 @@
+// The interface between the CPU backend's driver (impls.cpp: plans the work,
+// owns OpenMP) and its kernels (kernels.inl, compiled once per instruction
+// set: kernels_avx512.cpp, kernels_avx2.cpp, kernels_base.cpp).
+//
+// Plain data only: the kernel files are compiled with different -m flags, so
+// they must not share inline functions (Eigen, std containers) with the rest
+// of the library, or the linker could pick an AVX-512 copy for every caller.
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "window.h"
+
+namespace avgpool {
+namespace cpu {
+
+// One pooling job, in a layout-free form: a tensor is `planes` planes of
+// h x w pixels of `vec` contiguous elements. NCHW: planes = n*c, vec = 1.
+// NHWC: planes = n, vec = c. Windows and divisors come from the Problem.
+struct Job {
+  const void* src;
+  void* dst;
+  int64_t planes, vec;
+  int64_t h, w, oh, ow;
+  int64_t kh, kw, sh, sw;
+  const AxisWindow* rows;  // oh entries (Problem::rows)
+  const AxisWindow* cols;  // ow entries (Problem::cols)
+  // Divisors, converted once to the accumulator type (float, double for
+  // f64): output (oy, ox) divides by div_table[div_row[oy] * ow + ox].
+  const void* div_table;
+  const int32_t* div_row;
+  // Output columns [ox_lo, ox_hi) have full windows (end - begin == kw) whose
+  // begins step by sw: cols[ox].begin = cols[ox_lo].begin + (ox - ox_lo) * sw.
+  // The NCHW kernels vectorize across these outputs.
+  int64_t ox_lo, ox_hi;
+  int64_t ob;        // output columns per block
+  int64_t span_cap;  // most elements (columns * vec) one block's windows span
+  bool pytorch;      // PyTorch's order per output; else vertical sums first
+};
+
+// Computes outputs (plane p, row oy) for p in [p0, p1), oy in [oy0, oy1).
+// scratch: at least scratch_bytes(job, dtype) bytes, 64-byte aligned.
+using BlockFn = void (*)(const Job& job, int64_t p0, int64_t p1, int64_t oy0, int64_t oy1,
+                         void* scratch);
+
+struct KernelTable {
+  const char* isa;
+  BlockFn f32, f16, bf16, f64;
+};
+
+KernelTable kernels_avx512();
+KernelTable kernels_avx2();
+KernelTable kernels_base();
+
+inline size_t align64(size_t n) { return (n + 63) & ~(size_t)63; }
+
+// Scratch layout (kernels.inl follows it): row pointers (kh), the vertical
+// sum (span_cap), the block's outputs (ob * vec), then kh converted input
+// rows (span_cap each) for f16/bf16.
+inline size_t scratch_bytes(const Job& j, size_t acc_size, bool converts) {
+  return align64((size_t)j.kh * sizeof(void*)) + align64((size_t)j.span_cap * acc_size) +
+         align64((size_t)(j.ob * j.vec) * acc_size) +
+         (converts ? (size_t)j.kh * align64((size_t)j.span_cap * acc_size) : 0) + 64;
+}
+
+}  // namespace cpu
+}  // namespace avgpool

@@ -1,0 +1,346 @@
+// The CPU kernels, compiled once per instruction set. The including file
+// defines AVGPOOL_CPU_ISA (the namespace, e.g. avx512) and compiles with the
+// matching -m flags; everything here lives in that namespace or in an
+// anonymous one, and uses no inline function from another library (see
+// cpu_job.h), only intrinsics and plain loops the compiler vectorizes.
+//
+// One block = planes [p0, p1) x output rows [oy0, oy1). Per output row and
+// block of output columns:
+//   1. the window rows' pointers (f16/bf16: rows converted to float first,
+//      one block at a time);
+//   2. fast numerics: the vertical sum of those rows over the block's
+//      columns (contiguous, SIMD), one streaming pass over the input;
+//      pytorch numerics: skipped;
+//   3. the horizontal pass: each output sums its columns over the rows of
+//      step 2 (one row: the vertical sum; pytorch: the window rows in order,
+//      so each output adds rows then columns, left to right, from 0);
+//      NCHW vectorizes across outputs (compile-time kernel/stride for common
+//      cases), NHWC across channels;
+//   4. one true division by the Problem's divisor, one rounding to the dtype.
+#include <immintrin.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "cpu_job.h"
+
+#ifndef AVGPOOL_CPU_ISA
+#error "define AVGPOOL_CPU_ISA before including kernels.inl"
+#endif
+
+namespace avgpool {
+namespace cpu {
+namespace AVGPOOL_CPU_ISA {
+namespace {
+
+// Storage types of the half formats (distinct types, 16-bit patterns).
+enum class F16 : uint16_t {};
+enum class BF16 : uint16_t {};
+
+inline int64_t imin(int64_t a, int64_t b) { return a < b ? a : b; }
+inline int64_t imax(int64_t a, int64_t b) { return a > b ? a : b; }
+
+inline float bits_float(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
+inline uint32_t float_bits(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
+
+// ---- conversions (round to nearest even, like Eigen's half types) --------
+inline float f16_to_float(uint16_t h) {
+#if defined(__F16C__)
+  return _cvtsh_ss(h);
+#else
+  const uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
+  const uint32_t exp = (h >> 10) & 0x1fu, mant = h & 0x3ffu;
+  if (exp == 0) {
+    const float v = (float)mant * 0x1p-24f;  // zero or subnormal: exact
+    return sign ? -v : v;
+  }
+  if (exp == 31) return bits_float(sign | 0x7f800000u | (mant << 13));
+  return bits_float(sign | ((exp + 112u) << 23) | (mant << 13));
+#endif
+}
+
+inline uint16_t float_to_f16(float f) {
+#if defined(__F16C__)
+  return (uint16_t)_cvtss_sh(f, _MM_FROUND_TO_NEAREST_INT);
+#else
+  uint32_t u = float_bits(f);
+  const uint32_t sign = (u >> 16) & 0x8000u;
+  u &= 0x7fffffffu;
+  if (u >= 0x7f800000u) return (uint16_t)(sign | (u > 0x7f800000u ? 0x7e00u : 0x7c00u));
+  if (u >= 0x477ff000u) return (uint16_t)(sign | 0x7c00u);  // rounds to infinity
+  if (u < 0x38800000u) {                                     // subnormal half or zero
+    const float v = bits_float(u) + 0.5f;
+    return (uint16_t)(sign | (float_bits(v) - 0x3f000000u));
+  }
+  const uint32_t odd = (u >> 13) & 1u;
+  u += 0xc8000fffu + odd;  // rebias exponent (15 - 127) << 23, round to nearest even
+  return (uint16_t)(sign | (u >> 13));
+#endif
+}
+
+inline float bf16_to_float(uint16_t b) { return bits_float((uint32_t)b << 16); }
+
+inline uint16_t float_to_bf16(float f) {
+  const uint32_t u = float_bits(f);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((u >> 16) | 0x40u);  // quiet NaN
+  return (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+
+// Block conversions: storage T -> accumulator A and back.
+inline void load_block(const F16* s, float* d, int64_t n) {
+  const uint16_t* in = reinterpret_cast<const uint16_t*>(s);
+  int64_t i = 0;
+#if defined(__AVX512F__)
+  for (; i + 16 <= n; i += 16)
+    _mm512_storeu_ps(d + i, _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i*)(in + i))));
+#elif defined(__F16C__)
+  for (; i + 8 <= n; i += 8)
+    _mm256_storeu_ps(d + i, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i*)(in + i))));
+#endif
+  for (; i < n; ++i) d[i] = f16_to_float(in[i]);
+}
+
+inline void store_block(const float* s, F16* d, int64_t n) {
+  uint16_t* out = reinterpret_cast<uint16_t*>(d);
+  int64_t i = 0;
+#if defined(__AVX512F__)
+  for (; i + 16 <= n; i += 16)
+    _mm256_storeu_si256((__m256i*)(out + i),
+                        _mm512_cvtps_ph(_mm512_loadu_ps(s + i),
+                                        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+#elif defined(__F16C__)
+  for (; i + 8 <= n; i += 8)
+    _mm_storeu_si128((__m128i*)(out + i),
+                     _mm256_cvtps_ph(_mm256_loadu_ps(s + i),
+                                     _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+#endif
+  for (; i < n; ++i) out[i] = float_to_f16(s[i]);
+}
+
+inline void load_block(const BF16* s, float* d, int64_t n) {
+  const uint16_t* in = reinterpret_cast<const uint16_t*>(s);
+  for (int64_t i = 0; i < n; ++i) d[i] = bits_float((uint32_t)in[i] << 16);
+}
+
+inline void store_block(const float* s, BF16* d, int64_t n) {
+  uint16_t* out = reinterpret_cast<uint16_t*>(d);
+  for (int64_t i = 0; i < n; ++i) out[i] = float_to_bf16(s[i]);
+}
+
+template <class T, class A> struct same { static constexpr bool value = false; };
+template <class T> struct same<T, T> { static constexpr bool value = true; };
+
+// ---- step 2: vertical sum of nr >= 2 rows over len elements -----------------
+template <class A>
+void vertical_sum(const A* const* rp, int64_t nr, int64_t len, A* out) {
+  constexpr int CH = 256 / (int)sizeof(A);  // 4 zmm registers of accumulators
+  int64_t i = 0;
+  for (; i + CH <= len; i += CH) {
+    A acc[CH];
+    const A* r0 = rp[0] + i;
+    for (int k = 0; k < CH; ++k) acc[k] = r0[k];
+    for (int64_t r = 1; r < nr; ++r) {
+      const A* rr = rp[r] + i;
+      for (int k = 0; k < CH; ++k) acc[k] += rr[k];
+    }
+    for (int k = 0; k < CH; ++k) out[i + k] = acc[k];
+  }
+  for (; i < len; ++i) {
+    A acc = rp[0][i];
+    for (int64_t r = 1; r < nr; ++r) acc += rp[r][i];
+    out[i] = acc;
+  }
+}
+
+// ---- step 3, NCHW (vec == 1) ------------------------------------------------
+// Outputs i in [0, n): out[i] = (sum over rows r, then j < kw of
+// rows[r][base + i*sw + j], from 0) / div[i]. Vectorized across i.
+template <int KW, int SW, class A>
+void interior_fixed(const A* const* hr, int64_t hn, int64_t base, int64_t n, const A* div,
+                    A* out) {
+  constexpr int L = 64 / (int)sizeof(A) * 2;  // two vectors of outputs
+  int64_t i = 0;
+  for (; i + L <= n; i += L) {
+    A acc[L];
+    for (int l = 0; l < L; ++l) acc[l] = A(0);
+    for (int64_t r = 0; r < hn; ++r) {
+      const A* row = hr[r] + base + i * SW;
+      for (int j = 0; j < KW; ++j)
+        for (int l = 0; l < L; ++l) acc[l] += row[l * SW + j];
+    }
+    for (int l = 0; l < L; ++l) out[i + l] = acc[l] / div[i + l];
+  }
+  for (; i < n; ++i) {
+    A acc = A(0);
+    for (int64_t r = 0; r < hn; ++r) {
+      const A* row = hr[r] + base + i * SW;
+      for (int j = 0; j < KW; ++j) acc += row[j];
+    }
+    out[i] = acc / div[i];
+  }
+}
+
+template <class A>
+void interior_any(const A* const* hr, int64_t hn, int64_t base, int64_t n, int64_t kw, int64_t sw,
+                  const A* div, A* out) {
+  constexpr int L = 64 / (int)sizeof(A);
+  int64_t i = 0;
+  for (; i + L <= n; i += L) {
+    A acc[L];
+    for (int l = 0; l < L; ++l) acc[l] = A(0);
+    for (int64_t r = 0; r < hn; ++r) {
+      const A* row = hr[r] + base + i * sw;
+      for (int64_t j = 0; j < kw; ++j)
+        for (int l = 0; l < L; ++l) acc[l] += row[l * sw + j];
+    }
+    for (int l = 0; l < L; ++l) out[i + l] = acc[l] / div[i + l];
+  }
+  for (; i < n; ++i) {
+    A acc = A(0);
+    for (int64_t r = 0; r < hn; ++r) {
+      const A* row = hr[r] + base + i * sw;
+      for (int64_t j = 0; j < kw; ++j) acc += row[j];
+    }
+    out[i] = acc / div[i];
+  }
+}
+
+template <class A>
+void interior(const Job& jb, const A* const* hr, int64_t hn, int64_t base, int64_t n,
+              const A* div, A* out) {
+#define AVGPOOL_CASE(K, S) \
+  if (jb.kw == K && jb.sw == S) return interior_fixed<K, S, A>(hr, hn, base, n, div, out);
+  AVGPOOL_CASE(2, 2) AVGPOOL_CASE(3, 1) AVGPOOL_CASE(3, 2) AVGPOOL_CASE(3, 3)
+  AVGPOOL_CASE(4, 4) AVGPOOL_CASE(5, 1) AVGPOOL_CASE(7, 1) AVGPOOL_CASE(7, 7)
+  AVGPOOL_CASE(11, 4) AVGPOOL_CASE(11, 11)
+#undef AVGPOOL_CASE
+  interior_any(hr, hn, base, n, jb.kw, jb.sw, div, out);
+}
+
+// Any output column from the table (borders: partial windows).
+template <class A>
+inline A column_sum(const Job& jb, const A* const* hr, int64_t hn, int64_t xa, int64_t ox) {
+  const int64_t b = jb.cols[ox].begin - xa, e = jb.cols[ox].end - xa;
+  A acc = A(0);
+  for (int64_t r = 0; r < hn; ++r)
+    for (int64_t x = b; x < e; ++x) acc += hr[r][x];
+  return acc;
+}
+
+template <class A>
+void horizontal_nchw(const Job& jb, const A* const* hr, int64_t hn, int64_t xa, int64_t ob0,
+                     int64_t ob1, const A* div, A* out) {
+  const int64_t i0 = imin(imax(ob0, jb.ox_lo), ob1), i1 = imax(imin(ob1, jb.ox_hi), i0);
+  for (int64_t ox = ob0; ox < i0; ++ox) out[ox - ob0] = column_sum(jb, hr, hn, xa, ox) / div[ox];
+  if (i1 > i0)
+    interior(jb, hr, hn, jb.cols[i0].begin - xa, i1 - i0, div + i0, out + (i0 - ob0));
+  for (int64_t ox = i1; ox < ob1; ++ox) out[ox - ob0] = column_sum(jb, hr, hn, xa, ox) / div[ox];
+}
+
+// ---- step 3, NHWC (vec = channels) -----------------------------------------
+template <class A>
+void horizontal_nhwc(const Job& jb, const A* const* hr, int64_t hn, int64_t xa, int64_t ob0,
+                     int64_t ob1, const A* div, A* out) {
+  constexpr int CH = 256 / (int)sizeof(A);
+  const int64_t V = jb.vec;
+  for (int64_t ox = ob0; ox < ob1; ++ox) {
+    const int64_t b = jb.cols[ox].begin - xa, e = jb.cols[ox].end - xa;
+    const A d = div[ox];
+    A* o = out + (ox - ob0) * V;
+    int64_t c0 = 0;
+    for (; c0 + CH <= V; c0 += CH) {
+      A acc[CH];
+      for (int k = 0; k < CH; ++k) acc[k] = A(0);
+      for (int64_t r = 0; r < hn; ++r)
+        for (int64_t x = b; x < e; ++x) {
+          const A* s = hr[r] + x * V + c0;
+          for (int k = 0; k < CH; ++k) acc[k] += s[k];
+        }
+      for (int k = 0; k < CH; ++k) o[c0 + k] = acc[k] / d;
+    }
+    for (; c0 < V; ++c0) {
+      A acc = A(0);
+      for (int64_t r = 0; r < hn; ++r)
+        for (int64_t x = b; x < e; ++x) acc += hr[r][x * V + c0];
+      o[c0] = acc / d;
+    }
+  }
+}
+
+// ---- the block driver ---------------------------------------------------------
+template <class T, class A>
+void run_block(const Job& jb, int64_t p0, int64_t p1, int64_t oy0, int64_t oy1, void* scratch) {
+  constexpr bool direct = same<T, A>::value;
+  const int64_t V = jb.vec, row_len = jb.w * V;
+  char* s = static_cast<char*>(scratch);
+  const A** rp = reinterpret_cast<const A**>(s);
+  s += align64((size_t)jb.kh * sizeof(void*));
+  A* vbuf = reinterpret_cast<A*>(s);
+  s += align64((size_t)jb.span_cap * sizeof(A));
+  A* obuf = reinterpret_cast<A*>(s);
+  s += align64((size_t)(jb.ob * V) * sizeof(A));
+  A* rowbuf = reinterpret_cast<A*>(s);
+  const int64_t row_stride = (int64_t)(align64((size_t)jb.span_cap * sizeof(A)) / sizeof(A));
+
+  const T* src = static_cast<const T*>(jb.src);
+  T* dst = static_cast<T*>(jb.dst);
+  const A* div_table = static_cast<const A*>(jb.div_table);
+  const A* vrow[1] = {vbuf};
+
+  for (int64_t p = p0; p < p1; ++p) {
+    for (int64_t oy = oy0; oy < oy1; ++oy) {
+      const AxisWindow rw = jb.rows[oy];
+      const int64_t nr = imax(rw.end - rw.begin, 0);
+      const A* div = div_table + (int64_t)jb.div_row[oy] * jb.ow;
+      T* drow = dst + (p * jb.oh + oy) * jb.ow * V;
+      for (int64_t ob0 = 0; ob0 < jb.ow; ob0 += jb.ob) {
+        const int64_t ob1 = imin(ob0 + jb.ob, jb.ow);
+        int64_t xa = jb.cols[ob0].begin, xb = jb.cols[ob0].end;
+        for (int64_t ox = ob0 + 1; ox < ob1; ++ox) {
+          xa = imin(xa, jb.cols[ox].begin);
+          xb = imax(xb, jb.cols[ox].end);
+        }
+        if (xb < xa) xb = xa;
+        const int64_t span = (xb - xa) * V;
+        for (int64_t r = 0; r < nr; ++r) {
+          const T* sp = src + (p * jb.h + rw.begin + r) * row_len + xa * V;
+          if constexpr (direct) {
+            rp[r] = sp;
+          } else {
+            A* buf = rowbuf + r * row_stride;
+            load_block(sp, buf, span);
+            rp[r] = buf;
+          }
+        }
+        const A* const* hr = rp;
+        int64_t hn = nr;
+        if (!jb.pytorch && nr >= 2) {
+          vertical_sum(rp, nr, span, vbuf);
+          hr = vrow;
+          hn = 1;
+        }
+        A* out;
+        if constexpr (direct) out = drow + ob0 * V;
+        else out = obuf;
+        if (V == 1) horizontal_nchw(jb, hr, hn, xa, ob0, ob1, div, out);
+        else horizontal_nhwc(jb, hr, hn, xa, ob0, ob1, div, out);
+        if constexpr (!direct) store_block(obuf, drow + ob0 * V, (ob1 - ob0) * V);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+KernelTable table() {
+  return KernelTable{
+      AVGPOOL_CPU_ISA_NAME,
+      run_block<float, float>,
+      run_block<F16, float>,
+      run_block<BF16, float>,
+      run_block<double, double>,
+  };
+}
+
+}  // namespace AVGPOOL_CPU_ISA
+}  // namespace cpu
+}  // namespace avgpool

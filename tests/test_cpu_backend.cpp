@@ -1,0 +1,386 @@
+// The OpenMP CPU backend (issue 4) against PyTorch's goldens and the
+// reference: every CPU implementation, every dtype, layout and numerics,
+// guard bands around the output, determinism across runs and thread counts.
+#include <doctest/doctest.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <random>
+#include <string>
+#include <vector>
+
+#if defined(AVGPOOL_WITH_OPENMP)
+#include <omp.h>
+#endif
+
+#include "check.h"
+#include "golden_file.h"
+#include "tensor_util.h"
+
+using namespace avgpool_support;
+
+namespace {
+
+std::vector<std::string> cpu_impl_names() {
+  std::vector<std::string> names;
+  int64_t count = 0;
+  avgpool_impl_count(&count);
+  for (int64_t i = 0; i < count; ++i) {
+    const char* name = nullptr;
+    avgpool_impl_name(i, &name);
+    if (strncmp(name, "cpu:", 4) == 0) names.push_back(name);
+  }
+  return names;
+}
+
+const GoldenFile& golden() {
+  static GoldenFile file;
+  static bool loaded = false;
+  if (!loaded) {
+    std::string error;
+    REQUIRE_MESSAGE(read_golden(default_golden_path(), &file, &error), error);
+    loaded = true;
+  }
+  return file;
+}
+
+// A dst buffer with poisoned guard bands on both sides.
+struct Guarded {
+  static constexpr int64_t kGuard = 64;  // elements each side
+  std::vector<unsigned char> bytes;
+  int64_t esize = 0, count = 0;
+  Guarded(avgpool_dtype dtype, int64_t n) : esize(element_size(dtype)), count(n) {
+    bytes.resize((size_t)((n + 2 * kGuard) * esize));
+    poison(bytes.data(), (int64_t)bytes.size());
+  }
+  void* data() { return bytes.data() + kGuard * esize; }
+  bool guards_intact() const {
+    return is_poisoned(bytes.data(), kGuard * esize) &&
+           is_poisoned(bytes.data() + (kGuard + count) * esize, kGuard * esize);
+  }
+};
+
+// Runs implementation `impl` on p and src into a guarded buffer; returns
+// false (and says why) when the implementation declines.
+bool run_impl(const std::string& impl, const avgpool_params& p, const void* src, Guarded* out) {
+  avgpool_plan* plan = nullptr;
+  const avgpool_status s = avgpool_plan_create_with_impl(&p, impl.c_str(), &plan);
+  if (s == AVGPOOL_ERROR_UNSUPPORTED) return false;
+  REQUIRE_MESSAGE(s == AVGPOOL_SUCCESS, avgpool_last_error_message());
+  REQUIRE(avgpool_plan_execute(plan, src, out->data(), nullptr) == AVGPOOL_SUCCESS);
+  avgpool_plan_destroy(plan);
+  return true;
+}
+
+int64_t dst_count(const avgpool_params& p) {
+  avgpool_plan* plan = nullptr;
+  avgpool_params r = p;
+  r.backend = AVGPOOL_BACKEND_REFERENCE;
+  REQUIRE(avgpool_plan_create(&r, &plan) == AVGPOOL_SUCCESS);
+  int64_t s = 0, d = 0;
+  avgpool_plan_sizes(plan, &s, &d);
+  avgpool_plan_destroy(plan);
+  return d;
+}
+
+int64_t src_count(const avgpool_params& p) {
+  return p.n * p.c * p.h * p.w;
+}
+
+// Converts an NCHW float tensor to p's dtype and layout.
+std::vector<unsigned char> convert_input(const avgpool_params& p, const std::vector<float>& nchw) {
+  std::vector<unsigned char> out((size_t)(src_count(p) * element_size(p.dtype)));
+  for (int64_t n = 0; n < p.n; ++n)
+    for (int64_t c = 0; c < p.c; ++c)
+      for (int64_t y = 0; y < p.h; ++y)
+        for (int64_t x = 0; x < p.w; ++x) {
+          const int64_t i = ((n * p.c + c) * p.h + y) * p.w + x;
+          const int64_t o = p.layout == AVGPOOL_LAYOUT_NCHW ? i : ((n * p.h + y) * p.w + x) * p.c + c;
+          store_double(p.dtype, out.data(), o, nchw[(size_t)i]);
+        }
+  return out;
+}
+
+// Checks every CPU implementation that accepts p against the reference.
+// Returns how many implementations ran.
+int check_all_impls(const avgpool_params& p, const void* src) {
+  const int64_t nd = dst_count(p);
+  std::vector<unsigned char> ref((size_t)(nd * element_size(p.dtype)));
+  REQUIRE(run_reference(p, src, ref.data()) == AVGPOOL_SUCCESS);
+  int ran = 0;
+  for (const std::string& impl : cpu_impl_names()) {
+    Guarded got(p.dtype, nd);
+    if (!run_impl(impl, p, src, &got)) continue;
+    ++ran;
+    const Mismatch m = compare_to_reference(p, src, got.data(), ref.data());
+    CHECK_MESSAGE(m.count == 0, impl << ": " << describe(p) << ": " << m.message());
+    CHECK_MESSAGE(got.guards_intact(), impl << ": " << describe(p) << ": wrote outside dst");
+  }
+  return ran;
+}
+
+}  // namespace
+
+TEST_SUITE("cpu") {
+
+TEST_CASE("cpu backend lists its implementations and picks one for every layout") {
+  const auto names = cpu_impl_names();
+  CHECK(names.size() >= 3);
+  avgpool_params p;
+  avgpool_params_init(&p);
+  p.backend = AVGPOOL_BACKEND_CPU;
+  p.n = 2; p.c = 3; p.h = 9; p.w = 10; p.kernel_h = p.kernel_w = 3;
+  for (int layout = 0; layout < 2; ++layout) {
+    p.layout = (avgpool_layout)layout;
+    avgpool_plan* plan = nullptr;
+    REQUIRE(avgpool_plan_create(&p, &plan) == AVGPOOL_SUCCESS);
+    const char* name = nullptr;
+    avgpool_plan_impl_name(plan, &name);
+    CHECK(strncmp(name, "cpu:", 4) == 0);
+    avgpool_plan_destroy(plan);
+  }
+  p.layout = AVGPOOL_LAYOUT_NCHW;
+  p.stride_h = 1; p.stride_w = 1;
+  CHECK(avgpool_impl_accepts("cpu:nchw_stride_eq_kernel", &p) == AVGPOOL_ERROR_UNSUPPORTED);
+  CHECK(strlen(avgpool_last_error_message()) > 0);
+}
+
+TEST_CASE("every golden case on every CPU implementation: pytorch bitwise, fast within bound") {
+  for (const std::string& impl : cpu_impl_names()) {
+    int ran = 0;
+    for (const GoldenCase& gc : golden().cases) {
+      CAPTURE(impl);
+      CAPTURE(gc.name);
+      // pytorch numerics: bitwise PyTorch's float32 output
+      avgpool_params p = golden_params(gc, AVGPOOL_BACKEND_CPU, AVGPOOL_NUMERICS_PYTORCH);
+      for (int layout = 0; layout < 2; ++layout) {
+        p.layout = (avgpool_layout)layout;
+        p.numerics = AVGPOOL_NUMERICS_PYTORCH;
+        const std::vector<unsigned char> src = convert_input(p, gc.in);
+        Guarded got(AVGPOOL_DTYPE_F32, (int64_t)gc.out32.size());
+        if (!run_impl(impl, p, src.data(), &got)) continue;
+        ++ran;
+        const float* g = static_cast<const float*>(got.data());
+        int mismatches = 0;
+        for (int64_t n = 0; n < gc.out_dims[0]; ++n)
+          for (int64_t c = 0; c < gc.out_dims[1]; ++c)
+            for (int64_t y = 0; y < gc.out_dims[2]; ++y)
+              for (int64_t x = 0; x < gc.out_dims[3]; ++x) {
+                const int64_t i = ((n * gc.out_dims[1] + c) * gc.out_dims[2] + y) * gc.out_dims[3] + x;
+                const int64_t o = layout == 0 ? i
+                    : ((n * gc.out_dims[2] + y) * gc.out_dims[3] + x) * gc.out_dims[1] + c;
+                const float want = gc.out32[(size_t)i];
+                if (memcmp(&g[o], &want, 4) != 0 && !(isnan(g[o]) && isnan(want))) ++mismatches;
+              }
+        CHECK(mismatches == 0);
+        CHECK(got.guards_intact());
+        // fast numerics: within the float32 bound of the reference
+        p.numerics = AVGPOOL_NUMERICS_FAST;
+        check_all_impls(p, src.data());
+      }
+    }
+    CHECK_MESSAGE(ran > 0, impl << " accepted no golden case");
+  }
+}
+
+TEST_CASE("random configurations: every dtype, layout and numerics against the reference") {
+  std::mt19937_64 rng(20261129);
+  RandomParamsLimits lim;
+  int ran = 0;
+  for (int iter = 0; iter < 400; ++iter) {
+    avgpool_params p = random_params(rng, lim);
+    p.backend = AVGPOOL_BACKEND_CPU;
+    std::vector<unsigned char> src((size_t)(src_count(p) * element_size(p.dtype)));
+    fill_random(p.dtype, src.data(), src_count(p), (uint64_t)iter, -2.0, 3.0);
+    ran += check_all_impls(p, src.data());
+  }
+  CHECK(ran >= 400);
+}
+
+TEST_CASE("wide rows, big kernels and many channels (several column blocks)") {
+  // Shapes that split rows into several column blocks, large channel counts
+  // (NHWC vector tails), kernels outside the compile-time set.
+  struct Shape { int64_t n, c, h, w, kh, kw, sh, sw, ph, pw; int ceil; };
+  const Shape shapes[] = {
+      {1, 2, 13, 5000, 3, 3, 1, 1, 1, 1, 0},   {1, 1, 23, 9000, 11, 11, 11, 11, 0, 0, 1},
+      {2, 70, 9, 75, 3, 5, 2, 4, 1, 2, 1},     {1, 300, 5, 40, 2, 2, 2, 2, 0, 0, 0},
+      {1, 3, 40, 300, 13, 6, 3, 5, 6, 3, 1},   {2, 17, 12, 12, 12, 12, 12, 12, 0, 0, 0},
+      {1, 1, 7, 4099, 1, 9, 1, 9, 0, 4, 1},    {3, 64, 7, 7, 7, 7, 7, 7, 0, 0, 0},
+  };
+  for (const Shape& s : shapes)
+    for (int dtype = 0; dtype < 4; ++dtype)
+      for (int layout = 0; layout < 2; ++layout)
+        for (int numerics = 0; numerics < 2; ++numerics)
+          for (int include = 0; include < 2; ++include) {
+            avgpool_params p;
+            avgpool_params_init(&p);
+            p.n = s.n; p.c = s.c; p.h = s.h; p.w = s.w;
+            p.kernel_h = s.kh; p.kernel_w = s.kw; p.stride_h = s.sh; p.stride_w = s.sw;
+            p.padding_h = s.ph; p.padding_w = s.pw; p.ceil_mode = s.ceil;
+            p.count_include_pad = include;
+            p.dtype = (avgpool_dtype)dtype; p.layout = (avgpool_layout)layout;
+            p.numerics = (avgpool_numerics)numerics;
+            p.backend = AVGPOOL_BACKEND_CPU;
+            std::vector<unsigned char> src((size_t)(src_count(p) * element_size(p.dtype)));
+            fill_random(p.dtype, src.data(), src_count(p), 7, -1.0, 1.0);
+            CHECK(check_all_impls(p, src.data()) >= 1);
+          }
+}
+
+TEST_CASE("special values: NaN, infinities and signed zeros propagate like the reference") {
+  std::mt19937_64 rng(77);
+  for (int iter = 0; iter < 60; ++iter) {
+    avgpool_params p = random_params(rng);
+    p.backend = AVGPOOL_BACKEND_CPU;
+    const int64_t ns = src_count(p);
+    std::vector<unsigned char> src((size_t)(ns * element_size(p.dtype)));
+    fill_random(p.dtype, src.data(), ns, (uint64_t)iter, -1.0, 1.0);
+    const double specials[] = {NAN, INFINITY, -INFINITY, -0.0, 0.0};
+    for (int k = 0; k < 4; ++k)
+      store_double(p.dtype, src.data(), (int64_t)(rng() % (uint64_t)ns), specials[rng() % 5]);
+    check_all_impls(p, src.data());
+  }
+}
+
+TEST_CASE("every instruction set the CPU has gives the same bits") {
+  // AVGPOOL_CPU_ISA lowers the kernels' instruction set (base, avx2).
+  std::mt19937_64 rng(4);
+  for (int iter = 0; iter < 60; ++iter) {
+    avgpool_params p = random_params(rng);
+    p.backend = AVGPOOL_BACKEND_CPU;
+    p.numerics = AVGPOOL_NUMERICS_PYTORCH;
+    const int64_t ns = src_count(p), nd = dst_count(p);
+    const int64_t es = element_size(p.dtype);
+    std::vector<unsigned char> src((size_t)(ns * es));
+    fill_random(p.dtype, src.data(), ns, (uint64_t)iter, -5.0, 5.0);
+    std::vector<unsigned char> a((size_t)(nd * es)), b((size_t)(nd * es));
+    REQUIRE(avgpool_forward(&p, src.data(), a.data(), nullptr) == AVGPOOL_SUCCESS);
+    for (const char* isa : {"base", "avx2"}) {
+      setenv("AVGPOOL_CPU_ISA", isa, 1);
+      REQUIRE(avgpool_forward(&p, src.data(), b.data(), nullptr) == AVGPOOL_SUCCESS);
+      unsetenv("AVGPOOL_CPU_ISA");
+      CHECK_MESSAGE(memcmp(a.data(), b.data(), a.size()) == 0, isa << ": " << describe(p));
+      // and the fast numerics of each ISA stays within the bound
+      avgpool_params f = p;
+      f.numerics = AVGPOOL_NUMERICS_FAST;
+      setenv("AVGPOOL_CPU_ISA", isa, 1);
+      check_all_impls(f, src.data());
+      unsetenv("AVGPOOL_CPU_ISA");
+    }
+  }
+}
+
+#if defined(AVGPOOL_WITH_OPENMP)
+TEST_CASE("bitwise equal between runs and between 1 and 2 threads") {
+  std::mt19937_64 rng(99);
+  RandomParamsLimits lim;
+  lim.max_n = 4; lim.max_c = 16; lim.max_hw = 96;
+  const int saved = omp_get_max_threads();
+  for (int iter = 0; iter < 40; ++iter) {
+    avgpool_params p = random_params(rng, lim);
+    p.backend = AVGPOOL_BACKEND_CPU;
+    const int64_t ns = src_count(p), nd = dst_count(p);
+    const int64_t es = element_size(p.dtype);
+    std::vector<unsigned char> src((size_t)(ns * es));
+    fill_random(p.dtype, src.data(), ns, (uint64_t)iter, -10.0, 10.0);
+    std::vector<unsigned char> one((size_t)(nd * es)), two((size_t)(nd * es)), again((size_t)(nd * es));
+    omp_set_num_threads(1);
+    REQUIRE(avgpool_forward(&p, src.data(), one.data(), nullptr) == AVGPOOL_SUCCESS);
+    omp_set_num_threads(2);
+    REQUIRE(avgpool_forward(&p, src.data(), two.data(), nullptr) == AVGPOOL_SUCCESS);
+    REQUIRE(avgpool_forward(&p, src.data(), again.data(), nullptr) == AVGPOOL_SUCCESS);
+    CHECK_MESSAGE(memcmp(one.data(), two.data(), one.size()) == 0, describe(p));
+    CHECK_MESSAGE(memcmp(two.data(), again.data(), two.size()) == 0, describe(p));
+  }
+  omp_set_num_threads(saved);
+}
+
+TEST_CASE("called from inside a parallel region: runs, no nesting, same bits") {
+  avgpool_params p;
+  avgpool_params_init(&p);
+  p.backend = AVGPOOL_BACKEND_CPU;
+  p.numerics = AVGPOOL_NUMERICS_PYTORCH;
+  p.n = 2; p.c = 8; p.h = 64; p.w = 80; p.kernel_h = p.kernel_w = 3;
+  p.stride_h = p.stride_w = 1; p.padding_h = p.padding_w = 1;
+  const int64_t ns = src_count(p), nd = dst_count(p);
+  std::vector<float> src((size_t)ns), want((size_t)nd);
+  fill_random(AVGPOOL_DTYPE_F32, src.data(), ns, 5, -1, 1);
+  REQUIRE(avgpool_forward(&p, src.data(), want.data(), nullptr) == AVGPOOL_SUCCESS);
+  int bad = 0;
+#pragma omp parallel num_threads(2) reduction(+ : bad)
+  {
+    std::vector<float> got((size_t)nd);
+    for (int rep = 0; rep < 5; ++rep) {
+      if (avgpool_forward(&p, src.data(), got.data(), nullptr) != AVGPOOL_SUCCESS) ++bad;
+      if (memcmp(got.data(), want.data(), got.size() * sizeof(float)) != 0) ++bad;
+    }
+  }
+  CHECK(bad == 0);
+}
+#endif
+
+}  // TEST_SUITE("cpu")
+
+TEST_SUITE("large") {
+
+// Inputs beyond 2^31 elements, f16 (4.3 GB each), filled with small integers
+// so every sum is exact; outputs sample-checked against the reference.
+TEST_CASE("cpu backend on inputs beyond 2^31 elements (f16, NCHW and NHWC)") {
+  const int64_t total = (int64_t(1) << 31) + (int64_t(1) << 20);  // 2^20 * 2049
+  std::vector<uint16_t> src;
+  try {
+    src.resize((size_t)total);
+  } catch (const std::bad_alloc&) {
+    FAIL("no memory for a 4.3 GB input");
+  }
+  fill_small_ints(AVGPOOL_DTYPE_F16, src.data(), total, 31, 8);
+
+  struct Case { int64_t n, c, h, w, kh, kw, sh, sw, ph, pw; avgpool_layout layout; };
+  const Case cases[] = {
+      // one NCHW plane beyond 2^31 elements: 64-bit offsets inside a plane
+      {1, 1, 32784, 65536, 3, 5, 2, 4, 1, 2, AVGPOOL_LAYOUT_NCHW},
+      {1, 64, 2049, 16384, 2, 2, 2, 2, 0, 0, AVGPOOL_LAYOUT_NHWC},
+  };
+  for (const Case& k : cases) {
+    for (int numerics = 0; numerics < 2; ++numerics) {
+      avgpool_params p;
+      avgpool_params_init(&p);
+      p.n = k.n; p.c = k.c; p.h = k.h; p.w = k.w;
+      p.kernel_h = k.kh; p.kernel_w = k.kw; p.stride_h = k.sh; p.stride_w = k.sw;
+      p.padding_h = k.ph; p.padding_w = k.pw;
+      p.dtype = AVGPOOL_DTYPE_F16; p.layout = k.layout; p.backend = AVGPOOL_BACKEND_CPU;
+      p.numerics = (avgpool_numerics)numerics;
+      CAPTURE(describe(p));
+      REQUIRE(src_count(p) == total);
+      avgpool_plan* plan = nullptr;
+      REQUIRE(avgpool_plan_create(&p, &plan) == AVGPOOL_SUCCESS);
+      int64_t ns = 0, nd = 0;
+      avgpool_plan_sizes(plan, &ns, &nd);
+      std::vector<uint16_t> dst((size_t)nd + 2);
+      dst[0] = dst[(size_t)nd + 1] = 0xA5A5;
+      REQUIRE(avgpool_plan_execute(plan, src.data(), dst.data() + 1, nullptr) == AVGPOOL_SUCCESS);
+      CHECK(dst[0] == 0xA5A5);
+      CHECK(dst[(size_t)nd + 1] == 0xA5A5);
+      // samples: both ends, and spread over the tensor
+      std::vector<int64_t> idx;
+      for (int64_t i = 0; i < 64; ++i) { idx.push_back(i); idx.push_back(nd - 1 - i); }
+      std::mt19937_64 rng(3);
+      for (int i = 0; i < 4000; ++i) idx.push_back((int64_t)(rng() % (uint64_t)nd));
+      std::vector<double> want(idx.size());
+      REQUIRE(avgpool_reference_outputs(plan, src.data(), (int64_t)idx.size(), idx.data(),
+                                        want.data()) == AVGPOOL_SUCCESS);
+      int bad = 0;
+      for (size_t i = 0; i < idx.size(); ++i) {
+        const double got = load_double(AVGPOOL_DTYPE_F16, dst.data() + 1, idx[i]);
+        // exact sums: pytorch bitwise; fast within one f16 ulp (float division, then f16)
+        const double tol = numerics == 1 ? 0.0 : fabs(want[i]) * 0x1p-10;
+        if (!(fabs(got - want[i]) <= tol)) ++bad;
+      }
+      CHECK(bad == 0);
+      avgpool_plan_destroy(plan);
+    }
+  }
+}
+
+}  // TEST_SUITE("large")
