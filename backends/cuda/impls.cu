@@ -1,8 +1,16 @@
-// The CUDA backend's implementations, fastest first (none yet: issue #3).
-#include "impl.h"
+// The CUDA backend's implementations, in dispatch order (AUTO takes the first
+// that accepts): the stride == kernel fast path (NCHW), the NHWC path, the
+// tiled generic path (NCHW), and a one-thread-per-output fallback that takes
+// anything.
+#include "common.cuh"
 
 namespace avgpool {
 
-ImplList cuda_impls() { return ImplList{nullptr, 0}; }
+namespace {
+const Impl* const kCudaImpls[] = {&cuda::kStrideEqImpl, &cuda::kNhwcImpl, &cuda::kGenericImpl,
+                                  &cuda::kDirectImpl};
+}
+
+ImplList cuda_impls() { return ImplList{kCudaImpls, sizeof kCudaImpls / sizeof kCudaImpls[0]}; }
 
 }  // namespace avgpool

@@ -1,0 +1,126 @@
+// Shared pieces of the CUDA backend: element traits (storage type, the
+// accumulator, conversions), streaming loads, host-side checks (device
+// present, pointers are device memory, launch errors) and the dtype/K
+// dispatch helpers. Kernels include this and window.h; nothing here derives
+// a window or a divisor.
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+#include <stdint.h>
+
+#include "avgpool/avgpool.h"
+#include "error.h"
+#include "impl.h"
+#include "problem.h"
+#include "window.h"
+
+namespace avgpool {
+namespace cuda {
+
+// ---- element traits ---------------------------------------------------------
+// acc_t is PyTorch's accumulator: float for f32/f16/bf16, double for f64.
+template <typename T> struct Elem;
+template <> struct Elem<float> {
+  using acc_t = float;
+  using bits_t = unsigned int;
+  static __device__ __forceinline__ float to_acc(float v) { return v; }
+  static __device__ __forceinline__ float from_acc(float v) { return v; }
+};
+template <> struct Elem<double> {
+  using acc_t = double;
+  using bits_t = unsigned long long;
+  static __device__ __forceinline__ double to_acc(double v) { return v; }
+  static __device__ __forceinline__ double from_acc(double v) { return v; }
+};
+template <> struct Elem<__half> {
+  using acc_t = float;
+  using bits_t = unsigned short;
+  static __device__ __forceinline__ float to_acc(__half v) { return __half2float(v); }
+  static __device__ __forceinline__ __half from_acc(float v) { return __float2half_rn(v); }
+};
+template <> struct Elem<__nv_bfloat16> {
+  using acc_t = float;
+  using bits_t = unsigned short;
+  static __device__ __forceinline__ float to_acc(__nv_bfloat16 v) { return __bfloat162float(v); }
+  static __device__ __forceinline__ __nv_bfloat16 from_acc(float v) { return __float2bfloat16_rn(v); }
+};
+
+// Elements per 16-byte vector.
+template <typename T> constexpr int vec_of() { return 16 / (int)sizeof(T); }
+
+// 16 bytes of T, loaded and converted as a unit.
+template <typename T> struct alignas(16) Vec16 {
+  T v[16 / sizeof(T)];
+};
+
+// Loads: streaming (evict-first, for data read once) or cached (read-only
+// path, for overlapping windows that re-read their neighbours' inputs).
+template <bool STREAM, typename T> __device__ __forceinline__ T load1(const T* p) {
+  using B = typename Elem<T>::bits_t;
+  B b = STREAM ? __ldcs(reinterpret_cast<const B*>(p)) : __ldg(reinterpret_cast<const B*>(p));
+  T out;
+  memcpy(&out, &b, sizeof out);
+  return out;
+}
+template <bool STREAM, typename T> __device__ __forceinline__ Vec16<T> load16(const T* p) {
+  float4 b = STREAM ? __ldcs(reinterpret_cast<const float4*>(p)) : __ldg(reinterpret_cast<const float4*>(p));
+  Vec16<T> out;
+  memcpy(&out, &b, sizeof out);
+  return out;
+}
+
+// The division PyTorch does: one true (IEEE, correctly rounded) division of
+// the accumulator by the integer divisor converted to the accumulator type.
+// A window with no input (impossible while padding <= kernel / 2) gives 0.
+template <typename A>
+__device__ __forceinline__ A finish(A sum, const AxisWindow& r, const AxisWindow& c,
+                                    bool include_pad, int64_t divisor_override) {
+  if (r.begin >= r.end || c.begin >= c.end) return A(0);
+  return sum / static_cast<A>(window_divisor(r, c, include_pad, divisor_override));
+}
+
+inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// ---- host-side checks -------------------------------------------------------
+// SUCCESS when a CUDA device is usable (checked once per process), else
+// BACKEND_UNAVAILABLE with the runtime's reason.
+avgpool_status device_usable();
+
+// src and dst must be device (or managed) memory of the current device.
+avgpool_status check_device_pointers(const void* src, const void* dst);
+
+// After a launch: AVGPOOL_ERROR_DEVICE with the runtime's text, or SUCCESS.
+avgpool_status check_launch(const char* kernel);
+
+// Shared-memory bytes a block may use (opt-in limit of the current device).
+int64_t max_shared_per_block();
+
+// Raises a kernel's dynamic shared-memory limit once (thread-safe).
+avgpool_status allow_shared(const void* kernel, int64_t bytes, const char* name);
+
+// Blocks for a grid-stride launch over `items` work items.
+inline unsigned grid_for(int64_t items, int64_t cap = int64_t(1) << 20) {
+  return (unsigned)(items < cap ? items : cap);
+}
+
+// Calls f(T{}) with T the device storage type of dtype.
+template <typename F> inline avgpool_status dispatch_dtype_cuda(avgpool_dtype dtype, F&& f) {
+  switch (dtype) {
+    case AVGPOOL_DTYPE_F32: return f(float{});
+    case AVGPOOL_DTYPE_F64: return f(double{});
+    case AVGPOOL_DTYPE_F16: return f(__half{});
+    case AVGPOOL_DTYPE_BF16: return f(__nv_bfloat16{});
+  }
+  return set_error(AVGPOOL_ERROR_INTERNAL, "unknown dtype %d", (int)dtype);
+}
+
+// The implementations of this backend (one per .cu file).
+extern const Impl kStrideEqImpl;
+extern const Impl kNhwcImpl;
+extern const Impl kGenericImpl;
+extern const Impl kDirectImpl;
+
+}  // namespace cuda
+}  // namespace avgpool

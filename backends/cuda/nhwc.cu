@@ -1,0 +1,151 @@
+// cuda:nhwc - NHWC (channels_last), any stride, padding, ceil_mode, divisor.
+//
+// One thread per (output pixel, 16-byte group of consecutive channels): the
+// threads of a warp read consecutive channels of the same input pixels, so
+// each window element is one coalesced 16-byte load per thread. The window's
+// column loop is unrolled for common kernel widths (2, 3, 5, 7, 11), putting
+// kw loads in flight per row. Each channel has its own accumulator, summed
+// rows then columns left to right: PyTorch's order, bitwise, in both
+// numerics. Non-overlapping windows use streaming loads; overlapping ones
+// the read-only cache (neighbours re-read the same pixels). A scalar variant
+// (one channel per thread) serves C * size not a multiple of 16 bytes or
+// unaligned pointers. 64-bit indices; 1-D grid-stride grid.
+#include "common.cuh"
+
+namespace avgpool {
+namespace cuda {
+namespace {
+
+struct NhwcArgs {
+  int64_t total;  // output pixels * channel groups
+  int64_t cg;     // channel groups per pixel
+  int64_t c, h, w, oh, ow, kh, kw, sh, sw, ph, pw, divisor_override;
+  bool include_pad;
+};
+
+template <typename T, int K, bool VEC, bool STREAM>
+__global__ void __launch_bounds__(256)
+nhwc_kernel(const T* __restrict__ src, T* __restrict__ dst, NhwcArgs a) {
+  using E = Elem<T>;
+  using A = typename E::acc_t;
+  constexpr int V = VEC ? vec_of<T>() : 1;
+  using L = typename std::conditional<VEC, Vec16<T>, T>::type;
+  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < a.total;
+       i += (int64_t)gridDim.x * blockDim.x) {
+    int64_t t = i;
+    const int64_t g = t % a.cg; t /= a.cg;
+    const int64_t ox = t % a.ow; t /= a.ow;
+    const int64_t oy = t % a.oh;
+    const int64_t n = t / a.oh;
+    const AxisWindow rw = axis_window(oy, a.h, a.kh, a.sh, a.ph);
+    const AxisWindow cw = axis_window(ox, a.w, a.kw, a.sw, a.pw);
+    const T* base = src + ((n * a.h) * a.w + cw.begin) * a.c + g * V;
+    const int ncols = (int)(cw.end - cw.begin);
+    A acc[V];
+#pragma unroll
+    for (int j = 0; j < V; ++j) acc[j] = A(0);
+    for (int64_t y = rw.begin; y < rw.end; ++y) {
+      const T* row = base + y * a.w * a.c;
+      if constexpr (K > 0) {
+        L v[K];
+#pragma unroll
+        for (int x = 0; x < K; ++x) {
+          if (x < ncols) {
+            if constexpr (VEC) v[x] = load16<STREAM>(row + x * a.c);
+            else v[x] = load1<STREAM>(row + x * a.c);
+          }
+        }
+#pragma unroll
+        for (int x = 0; x < K; ++x) {
+          if (x < ncols) {
+            if constexpr (VEC) {
+#pragma unroll
+              for (int j = 0; j < V; ++j) acc[j] += E::to_acc(v[x].v[j]);
+            } else {
+              acc[0] += E::to_acc(v[x]);
+            }
+          }
+        }
+      } else {
+        for (int x = 0; x < ncols; ++x) {
+          if constexpr (VEC) {
+            const Vec16<T> v = load16<STREAM>(row + x * a.c);
+#pragma unroll
+            for (int j = 0; j < V; ++j) acc[j] += E::to_acc(v.v[j]);
+          } else {
+            acc[0] += E::to_acc(load1<STREAM>(row + x * a.c));
+          }
+        }
+      }
+    }
+    if constexpr (VEC) {
+      Vec16<T> o;
+#pragma unroll
+      for (int j = 0; j < V; ++j) o.v[j] = E::from_acc(finish(acc[j], rw, cw, a.include_pad, a.divisor_override));
+      *reinterpret_cast<Vec16<T>*>(dst + i * V) = o;
+    } else {
+      dst[i] = E::from_acc(finish(acc[0], rw, cw, a.include_pad, a.divisor_override));
+    }
+  }
+}
+
+avgpool_status accepts(const Problem& q) {
+  avgpool_status s = device_usable();
+  if (s != AVGPOOL_SUCCESS) return s;
+  if (q.layout != AVGPOOL_LAYOUT_NHWC)
+    return set_error(AVGPOOL_ERROR_UNSUPPORTED, "cuda:nhwc is NHWC only");
+  return AVGPOOL_SUCCESS;
+}
+
+template <typename T, int K, bool VEC, bool STREAM>
+avgpool_status launch_k(const NhwcArgs& a, const T* src, T* dst, cudaStream_t st) {
+  nhwc_kernel<T, K, VEC, STREAM><<<grid_for(ceil_div(a.total, 256)), 256, 0, st>>>(src, dst, a);
+  return check_launch("nhwc_kernel");
+}
+
+template <typename T, bool VEC, bool STREAM>
+avgpool_status launch(const NhwcArgs& a, const T* src, T* dst, cudaStream_t st) {
+  switch (a.kw) {
+    case 2: return launch_k<T, 2, VEC, STREAM>(a, src, dst, st);
+    case 3: return launch_k<T, 3, VEC, STREAM>(a, src, dst, st);
+    case 5: return launch_k<T, 5, VEC, STREAM>(a, src, dst, st);
+    case 7: return launch_k<T, 7, VEC, STREAM>(a, src, dst, st);
+    case 11: return launch_k<T, 11, VEC, STREAM>(a, src, dst, st);
+    default: return launch_k<T, 0, VEC, STREAM>(a, src, dst, st);
+  }
+}
+
+avgpool_status execute(const Problem& q, const void* src, void* dst, void* stream) {
+  avgpool_status s = check_device_pointers(src, dst);
+  if (s != AVGPOOL_SUCCESS) return s;
+  const int64_t V = 16 / q.element_size;
+  const bool vec = (q.c % V == 0) && (uintptr_t)src % 16 == 0 && (uintptr_t)dst % 16 == 0;
+  const bool stream_loads = q.sh >= q.kh && q.sw >= q.kw;  // no input read twice
+  NhwcArgs a;
+  a.cg = vec ? q.c / V : q.c;
+  a.total = q.n * q.oh * q.ow * a.cg;
+  a.c = q.c; a.h = q.h; a.w = q.w; a.oh = q.oh; a.ow = q.ow;
+  a.kh = q.kh; a.kw = q.kw; a.sh = q.sh; a.sw = q.sw; a.ph = q.ph; a.pw = q.pw;
+  a.divisor_override = q.divisor_override;
+  a.include_pad = q.count_include_pad;
+  return dispatch_dtype_cuda(q.dtype, [&](auto zero) {
+    using T = decltype(zero);
+    const T* s_ = static_cast<const T*>(src);
+    T* d_ = static_cast<T*>(dst);
+    cudaStream_t st = (cudaStream_t)stream;
+    if (vec) return stream_loads ? launch<T, true, true>(a, s_, d_, st) : launch<T, true, false>(a, s_, d_, st);
+    return stream_loads ? launch<T, false, true>(a, s_, d_, st) : launch<T, false, false>(a, s_, d_, st);
+  });
+}
+
+}  // namespace
+
+const Impl kNhwcImpl = {
+    /* .name     = */ "cuda:nhwc",
+    /* .backend  = */ AVGPOOL_BACKEND_CUDA,
+    /* .accepts  = */ accepts,
+    /* .execute  = */ execute,
+};
+
+}  // namespace cuda
+}  // namespace avgpool

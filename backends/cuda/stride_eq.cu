@@ -1,0 +1,299 @@
+// cuda:stride_eq_kernel - NCHW, stride == kernel (non-overlapping windows),
+// any padding, ceil_mode, divisor; the seed case (k11 s11 on 2048x2048).
+//
+// One block per (plane, output row, column chunk); a chunk is the whole row
+// when it fits in one block (it does for W <= 2048 f32 / 4096 f16). Phase 1:
+// each thread owns one 16-byte column vector of the chunk and issues all of
+// its K row loads at once (streaming, evict-first), so a block has
+// K * threads * 16 bytes in flight. Phase 2: each output sums its window from
+// shared memory and divides once.
+//  - fast numerics: phase 1 keeps column sums in registers and stores only
+//    them; phase 2 sums kw column sums (float accumulator; any order is
+//    within the float32 summation bound).
+//  - pytorch numerics: phase 1 stores the raw K-row tile; phase 2 sums each
+//    window rows then columns, left to right, into one accumulator: PyTorch's
+//    order, bitwise.
+// A scalar path (same mapping, one element per load) serves rows whose pitch
+// or base is not 16-byte aligned. K (= kh = kw) is a template parameter for
+// 2, 3, 4, 5, 7, 8, 11 and runtime otherwise. 64-bit plane offsets; the grid
+// is 1-D and grid-stride (any N*C).
+#include <stdlib.h>
+
+#include <algorithm>
+
+#include "common.cuh"
+
+namespace avgpool {
+namespace cuda {
+namespace {
+
+struct SeArgs {
+  int64_t items;                 // planes * oh * chunks
+  int64_t h, w, oh, ow;
+  int64_t kh, kw, ph, pw;
+  int64_t divisor_override;
+  int chunks, oxc;               // chunks per output row, outputs per chunk
+  int pitch;                     // shared-memory row pitch (elements) = threads * V
+  bool include_pad, vec_ok;
+};
+
+constexpr int kMaxThreads = 512;
+
+template <typename T, int K, bool PYT, int MINB>
+__global__ void __launch_bounds__(kMaxThreads, MINB)
+stride_eq_kernel(const T* __restrict__ src, T* __restrict__ dst, SeArgs a) {
+  using E = Elem<T>;
+  using A = typename E::acc_t;
+  constexpr int V = vec_of<T>();
+  constexpr int KR = K > 0 ? K : 4;  // rows in flight per step (runtime K: batches of 4)
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  A* colsum = reinterpret_cast<A*>(smem_raw);  // fast: [pitch]
+  T* tile = reinterpret_cast<T*>(smem_raw);    // pytorch: [kh][pitch]
+  const int kh = K > 0 ? K : (int)a.kh;
+  const int kw = K > 0 ? K : (int)a.kw;
+  const int tid = threadIdx.x;
+
+  for (int64_t item = blockIdx.x; item < a.items; item += gridDim.x) {
+    const int chunk = (int)(item % a.chunks);
+    const int64_t rest = item / a.chunks;
+    const int64_t oy = rest % a.oh, plane = rest / a.oh;
+    const int64_t ox0 = (int64_t)chunk * a.oxc;
+    const int64_t ox1 = ox0 + a.oxc < a.ow ? ox0 + a.oxc : a.ow;
+    const AxisWindow rw = axis_window(oy, a.h, kh, kh, a.ph);
+    const int64_t cx0 = axis_window(ox0, a.w, kw, kw, a.pw).begin;
+    const int64_t cx1 = axis_window(ox1 - 1, a.w, kw, kw, a.pw).end;
+    const int64_t xa = a.vec_ok ? cx0 / V * V : cx0;  // global column of shared column 0
+    int64_t xb = a.vec_ok ? (cx1 + V - 1) / V * V : cx1;
+    if (xb > a.w) xb = a.w;
+    const int ncols = (int)(xb - xa);
+    const int nrows = (int)(rw.end - rw.begin);
+    const T* base = src + (plane * a.h + rw.begin) * a.w + xa;  // 64-bit
+
+    // ---- phase 1: K rows of this thread's columns -> shared memory ----------
+    if (a.vec_ok) {
+      const int col = tid * V;
+      if (col < ncols) {
+        const T* p = base + col;
+        A cs[V];
+#pragma unroll
+        for (int j = 0; j < V; ++j) cs[j] = A(0);
+        for (int y0 = 0; y0 < nrows; y0 += KR) {
+          Vec16<T> r[KR];
+#pragma unroll
+          for (int u = 0; u < KR; ++u)
+            if (y0 + u < nrows) r[u] = load16<true>(p + (int64_t)(y0 + u) * a.w);
+#pragma unroll
+          for (int u = 0; u < KR; ++u) {
+            if (y0 + u < nrows) {
+              if constexpr (PYT) {
+                *reinterpret_cast<Vec16<T>*>(tile + (y0 + u) * a.pitch + col) = r[u];
+              } else {
+#pragma unroll
+                for (int j = 0; j < V; ++j) cs[j] += E::to_acc(r[u].v[j]);
+              }
+            }
+          }
+          if (K > 0) break;  // compile-time K: one step covers every row
+        }
+        if constexpr (!PYT) {
+#pragma unroll
+          for (int j = 0; j < V; ++j) colsum[col + j] = cs[j];
+        }
+      }
+    } else {
+#pragma unroll 1
+      for (int j = 0; j < V; ++j) {
+        const int col = tid + j * blockDim.x;
+        if (col >= ncols) break;
+        const T* p = base + col;
+        A cs = A(0);
+        for (int y0 = 0; y0 < nrows; y0 += KR) {
+          T r[KR];
+#pragma unroll
+          for (int u = 0; u < KR; ++u)
+            if (y0 + u < nrows) r[u] = load1<true>(p + (int64_t)(y0 + u) * a.w);
+#pragma unroll
+          for (int u = 0; u < KR; ++u) {
+            if (y0 + u < nrows) {
+              if constexpr (PYT) tile[(y0 + u) * a.pitch + col] = r[u];
+              else cs += E::to_acc(r[u]);
+            }
+          }
+          if (K > 0) break;
+        }
+        if constexpr (!PYT) colsum[col] = cs;
+      }
+    }
+    __syncthreads();
+
+    // ---- phase 2: one output per thread -------------------------------------
+    const int nout = (int)(ox1 - ox0);
+    T* out_row = dst + (plane * a.oh + oy) * a.ow + ox0;
+    for (int o = tid; o < nout; o += blockDim.x) {
+      const AxisWindow cw = axis_window(ox0 + o, a.w, kw, kw, a.pw);
+      const int c0 = (int)(cw.begin - xa), n = (int)(cw.end - cw.begin);
+      A sum = A(0);
+      if constexpr (!PYT) {
+        if constexpr (K > 0) {
+#pragma unroll
+          for (int j = 0; j < K; ++j)
+            if (j < n) sum += colsum[c0 + j];
+        } else {
+          for (int j = 0; j < n; ++j) sum += colsum[c0 + j];
+        }
+      } else {
+        for (int y = 0; y < nrows; ++y) {
+          const T* t = tile + y * a.pitch + c0;
+          if constexpr (K > 0) {
+#pragma unroll
+            for (int j = 0; j < K; ++j)
+              if (j < n) sum += E::to_acc(t[j]);
+          } else {
+            for (int j = 0; j < n; ++j) sum += E::to_acc(t[j]);
+          }
+        }
+      }
+      out_row[o] = E::from_acc(finish(sum, rw, cw, a.include_pad, a.divisor_override));
+    }
+    __syncthreads();  // shared memory is reused by the next item
+  }
+}
+
+// ---- geometry: shared by accepts and execute ---------------------------------
+struct Geometry {
+  int threads = 0, chunks = 0, oxc = 0, pitch = 0;
+  int64_t smem = 0;
+};
+
+// Fills g for q in the given numerics; false (with the reason set) if the
+// window does not fit a block.
+bool geometry(const Problem& q, Geometry* g) {
+  const int64_t es = q.element_size, V = 16 / es;
+  const bool pyt = q.numerics == AVGPOOL_NUMERICS_PYTORCH;
+  const int64_t acc_size = q.dtype == AVGPOOL_DTYPE_F64 ? 8 : 4;
+  const int64_t smem_limit = max_shared_per_block();
+  // Vectors per block: a whole 2048-float row for fast numerics; pytorch keeps
+  // the raw tile (kh rows) in shared memory, so it takes narrower chunks.
+  int64_t maxv = pyt ? 256 : kMaxThreads;
+  if (pyt) maxv = std::min<int64_t>(maxv, smem_limit / (q.kh * 16) / 32 * 32);
+  if (maxv < 32) {
+    set_error(AVGPOOL_ERROR_UNSUPPORTED, "kernel_h (%lld) too tall for a shared-memory tile",
+              (long long)q.kh);
+    return false;
+  }
+  int64_t span;  // columns a chunk may need, vector slack included
+  if (ceil_div(q.w, V) * V <= maxv * V) {
+    g->chunks = 1;
+    g->oxc = (int)q.ow;
+    span = ceil_div(q.w, V) * V;
+  } else {
+    const int64_t oxc = (maxv * V - 2 * (V - 1)) / q.kw;
+    if (oxc < 1) {
+      set_error(AVGPOOL_ERROR_UNSUPPORTED, "kernel_w (%lld) wider than a block's %lld columns",
+                (long long)q.kw, (long long)(maxv * V));
+      return false;
+    }
+    g->chunks = (int)ceil_div(q.ow, oxc);
+    g->oxc = (int)ceil_div(q.ow, g->chunks);
+    span = g->oxc * q.kw + 2 * (V - 1);
+  }
+  g->threads = (int)std::min<int64_t>(maxv, ceil_div(ceil_div(span, V), 32) * 32);
+  g->pitch = g->threads * (int)V;
+  g->smem = pyt ? q.kh * g->pitch * es : g->pitch * acc_size;
+  if (g->smem > smem_limit) {
+    set_error(AVGPOOL_ERROR_UNSUPPORTED, "tile of %lld bytes exceeds shared memory",
+              (long long)g->smem);
+    return false;
+  }
+  return true;
+}
+
+avgpool_status accepts(const Problem& q) {
+  avgpool_status s = device_usable();
+  if (s != AVGPOOL_SUCCESS) return s;
+  if (q.layout != AVGPOOL_LAYOUT_NCHW)
+    return set_error(AVGPOOL_ERROR_UNSUPPORTED, "cuda:stride_eq_kernel is NCHW only");
+  if (!q.stride_equals_kernel())
+    return set_error(AVGPOOL_ERROR_UNSUPPORTED, "cuda:stride_eq_kernel needs stride == kernel");
+  if (q.w < 16)
+    return set_error(AVGPOOL_ERROR_UNSUPPORTED,
+                     "cuda:stride_eq_kernel wants rows of at least 16 (w = %lld); cuda:generic "
+                     "packs narrow planes",
+                     (long long)q.w);
+  Geometry g;
+  return geometry(q, &g) ? AVGPOOL_SUCCESS : AVGPOOL_ERROR_UNSUPPORTED;
+}
+
+// Blocks per SM the compiler plans registers for: 2 (64 registers, a few
+// spills for K = 11) by default; AVGPOOL_CUDA_SE_MINB=1 picks the unspilled
+// one-block variant (a tuning knob for the benchmark, read once).
+int min_blocks() {
+  static const int v = [] {
+    const char* e = getenv("AVGPOOL_CUDA_SE_MINB");
+    return e != nullptr && atoi(e) == 1 ? 1 : 2;
+  }();
+  return v;
+}
+
+template <typename T, int K, bool PYT>
+avgpool_status launch_k(const SeArgs& a, const Geometry& g, const T* src, T* dst, cudaStream_t st) {
+  auto kernel = min_blocks() == 1 ? stride_eq_kernel<T, K, PYT, 1> : stride_eq_kernel<T, K, PYT, 2>;
+  static const avgpool_status allowed =
+      allow_shared((const void*)stride_eq_kernel<T, K, PYT, 1>, max_shared_per_block(), "stride_eq_kernel") ||
+      allow_shared((const void*)stride_eq_kernel<T, K, PYT, 2>, max_shared_per_block(), "stride_eq_kernel")
+          ? AVGPOOL_ERROR_DEVICE : AVGPOOL_SUCCESS;
+  if (g.smem > 48 * 1024 && allowed != AVGPOOL_SUCCESS)
+    return set_error(AVGPOOL_ERROR_DEVICE, "stride_eq_kernel: cannot raise the shared-memory limit");
+  kernel<<<grid_for(a.items), g.threads, g.smem, st>>>(src, dst, a);
+  return check_launch("stride_eq_kernel");
+}
+
+template <typename T, bool PYT>
+avgpool_status launch(const SeArgs& a, const Geometry& g, const T* src, T* dst, cudaStream_t st) {
+  const int k = a.kh == a.kw ? (int)a.kh : 0;
+  switch (k) {
+    case 2: return launch_k<T, 2, PYT>(a, g, src, dst, st);
+    case 3: return launch_k<T, 3, PYT>(a, g, src, dst, st);
+    case 4: return launch_k<T, 4, PYT>(a, g, src, dst, st);
+    case 5: return launch_k<T, 5, PYT>(a, g, src, dst, st);
+    case 7: return launch_k<T, 7, PYT>(a, g, src, dst, st);
+    case 8: return launch_k<T, 8, PYT>(a, g, src, dst, st);
+    case 11: return launch_k<T, 11, PYT>(a, g, src, dst, st);
+    default: return launch_k<T, 0, PYT>(a, g, src, dst, st);
+  }
+}
+
+avgpool_status execute(const Problem& q, const void* src, void* dst, void* stream) {
+  avgpool_status s = check_device_pointers(src, dst);
+  if (s != AVGPOOL_SUCCESS) return s;
+  Geometry g;
+  if (!geometry(q, &g)) return AVGPOOL_ERROR_UNSUPPORTED;
+  SeArgs a;
+  a.items = q.planes() * q.oh * g.chunks;
+  a.h = q.h; a.w = q.w; a.oh = q.oh; a.ow = q.ow;
+  a.kh = q.kh; a.kw = q.kw; a.ph = q.ph; a.pw = q.pw;
+  a.divisor_override = q.divisor_override;
+  a.chunks = g.chunks; a.oxc = g.oxc; a.pitch = g.pitch;
+  a.include_pad = q.count_include_pad;
+  a.vec_ok = (q.w * q.element_size) % 16 == 0 && (uintptr_t)src % 16 == 0;
+  const bool pyt = q.numerics == AVGPOOL_NUMERICS_PYTORCH;
+  return dispatch_dtype_cuda(q.dtype, [&](auto zero) {
+    using T = decltype(zero);
+    const T* s_ = static_cast<const T*>(src);
+    T* d_ = static_cast<T*>(dst);
+    return pyt ? launch<T, true>(a, g, s_, d_, (cudaStream_t)stream)
+               : launch<T, false>(a, g, s_, d_, (cudaStream_t)stream);
+  });
+}
+
+}  // namespace
+
+const Impl kStrideEqImpl = {
+    /* .name     = */ "cuda:stride_eq_kernel",
+    /* .backend  = */ AVGPOOL_BACKEND_CUDA,
+    /* .accepts  = */ accepts,
+    /* .execute  = */ execute,
+};
+
+}  // namespace cuda
+}  // namespace avgpool

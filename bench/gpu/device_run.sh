@@ -1,0 +1,28 @@
+#!/bin/bash
+# One device call: GPU tests, benchmark (ours vs read pass vs cuDNN), PyTorch
+# comparison; results under $OUT. Usage (from the repository root, with
+# build-cuda carried): bash bench/gpu/device_run.sh [tests|bench|sanitize|all]
+what=${1:-all}
+B=build-cuda
+OUT=${OUT:-/tmp/out}
+mkdir -p $OUT
+CUDNN_DIR=$(python3 -c "import nvidia.cudnn,os;print(os.path.join(list(nvidia.cudnn.__path__)[0],'lib'))" 2>/dev/null)
+export LD_LIBRARY_PATH=$CUDNN_DIR:$LD_LIBRARY_PATH
+export PYTHONUNBUFFERED=1
+nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,driver_version,memory.used --format=csv | tee $OUT/bench.log
+if [[ $what == tests || $what == all ]]; then
+  timeout 400 ctest --test-dir $B -L gpu -V 2>&1 | grep -vE "^[0-9]+: *$" | tee $OUT/gpu-tests.log | tail -40
+fi
+if [[ $what == bench || $what == all ]]; then
+  timeout 200 $B/bench/gpu/avgpool_gpu_bench --json $OUT/bench.json --cudnn "$CUDNN_DIR" 2>&1 | tee -a $OUT/bench.log
+  AVGPOOL_CUDA_SE_MINB=1 timeout 60 $B/bench/gpu/avgpool_gpu_bench --only seed --reps 20 2>&1 | tee $OUT/bench-minb1.log | tail -14
+  timeout 200 python3 $B/bench/gpu/torch_compare.py $B/libavgpool.so --json $OUT/torch.json 2>&1 | tee $OUT/torch.log
+fi
+if [[ $what == sanitize || $what == all ]]; then
+  for tool in memcheck racecheck; do
+    AVGPOOL_GPU_TEST_QUICK=1 timeout 250 compute-sanitizer --tool $tool --error-exitcode 3 \
+      $B/tests/avgpool_gpu_tests --no-version -ts=gpu_small > $OUT/$tool.log 2>&1
+    echo "$tool exit code $?" | tee -a $OUT/$tool.log
+    tail -5 $OUT/$tool.log
+  done
+fi

@@ -1,0 +1,119 @@
+#!/usr/bin/env python3
+"""PyTorch against avgpool on the device, in one process.
+
+For each case of ../shared/ANCHORS.md, times torch.nn.functional.avg_pool2d
+and avgpool (through ctypes on the same tensors and the same stream) with
+CUDA events, median of REPS runs after warm-up, and checks that avgpool's
+pytorch numerics are bitwise equal to PyTorch's CUDA output.
+
+usage: torch_compare.py LIBAVGPOOL.so [--json FILE] [--reps N]
+"""
+import ctypes, json, sys, time
+import torch
+import torch.nn.functional as F
+
+lib_path = sys.argv[1]
+json_path = sys.argv[sys.argv.index("--json") + 1] if "--json" in sys.argv else None
+reps = int(sys.argv[sys.argv.index("--reps") + 1]) if "--reps" in sys.argv else 30
+
+lib = ctypes.CDLL(lib_path)
+
+class Params(ctypes.Structure):
+    _fields_ = [("struct_size", ctypes.c_size_t),
+                ("n", ctypes.c_int64), ("c", ctypes.c_int64), ("h", ctypes.c_int64), ("w", ctypes.c_int64),
+                ("kernel_h", ctypes.c_int64), ("kernel_w", ctypes.c_int64),
+                ("stride_h", ctypes.c_int64), ("stride_w", ctypes.c_int64),
+                ("padding_h", ctypes.c_int64), ("padding_w", ctypes.c_int64),
+                ("ceil_mode", ctypes.c_int32), ("count_include_pad", ctypes.c_int32),
+                ("divisor_override", ctypes.c_int64),
+                ("dtype", ctypes.c_int), ("layout", ctypes.c_int), ("backend", ctypes.c_int),
+                ("numerics", ctypes.c_int)]
+
+lib.avgpool_last_error_message.restype = ctypes.c_char_p
+lib.avgpool_plan_impl_name.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_char_p)]
+
+DT = {torch.float32: 0, torch.float16: 1, torch.bfloat16: 2, torch.float64: 3}
+
+def median(v):
+    v = sorted(v)
+    return v[len(v) // 2]
+
+def time_fn(fn):
+    for _ in range(3):
+        fn()
+    torch.cuda.synchronize()
+    ts = []
+    for _ in range(reps):
+        a = torch.cuda.Event(enable_timing=True); b = torch.cuda.Event(enable_timing=True)
+        a.record(); fn(); b.record()
+        ts.append((a, b))
+    torch.cuda.synchronize()
+    return median([a.elapsed_time(b) for a, b in ts])
+
+cases = []
+for dt in (torch.float32, torch.float16, torch.bfloat16):
+    cases.append(("seed", (16, 64, 2048, 2048), 11, 11, 0, False, True, dt, False))
+cases.append(("seed", (16, 64, 2048, 2048), 11, 11, 0, False, True, torch.float32, True))
+for cl in (False, True):
+    cases += [("k3s1p1", (32, 256, 56, 56), 3, 1, 1, False, True, torch.float32, cl),
+              ("k3s1p1_excl", (32, 256, 56, 56), 3, 1, 1, False, False, torch.float32, cl),
+              ("k2s2", (64, 128, 112, 112), 2, 2, 0, False, True, torch.float32, cl),
+              ("k3s2p1_ceil", (64, 64, 112, 112), 3, 2, 1, True, True, torch.float32, cl),
+              ("global_k7", (256, 2048, 7, 7), 7, 7, 0, False, True, torch.float32, cl),
+              ("k11s4", (16, 64, 1024, 1024), 11, 4, 0, False, True, torch.float32, cl),
+              ("k5s1p2", (8, 64, 1024, 1024), 5, 1, 2, False, True, torch.float32, cl)]
+
+print(f"device: {torch.cuda.get_device_name()}, torch {torch.__version__}, "
+      f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
+print(f"{'case':12} {'dtype':9} {'layout':6} {'torch_ms':>9} {'fast_ms':>9} {'pyt_ms':>9} "
+      f"{'torch/fast':>10} {'torch/pyt':>9} {'bitwise':>8}  impl")
+rows = []
+x = None
+for name, shape, k, s, pad, ceil, incl, dt, cl in cases:
+    del x
+    torch.cuda.empty_cache()
+    x = torch.rand(shape, device="cuda", dtype=dt) * 2 - 1
+    if cl:
+        x = x.contiguous(memory_format=torch.channels_last)
+    ref = F.avg_pool2d(x, k, s, pad, ceil, incl)
+    out = torch.empty_like(ref)  # same memory format as PyTorch's output
+    if cl:
+        out = torch.empty(ref.shape, device="cuda", dtype=dt).contiguous(memory_format=torch.channels_last)
+    stream = torch.cuda.current_stream().cuda_stream
+    res = {}
+    for numerics in (0, 1):
+        p = Params()
+        lib.avgpool_params_init(ctypes.byref(p))
+        p.n, p.c, p.h, p.w = shape
+        p.kernel_h = p.kernel_w = k; p.stride_h = p.stride_w = s; p.padding_h = p.padding_w = pad
+        p.ceil_mode = int(ceil); p.count_include_pad = int(incl)
+        p.dtype = DT[dt]; p.layout = 1 if cl else 0; p.backend = 3; p.numerics = numerics
+        plan = ctypes.c_void_p()
+        st = lib.avgpool_plan_create(ctypes.byref(p), ctypes.byref(plan))
+        if st != 0:
+            print(name, "plan failed:", lib.avgpool_last_error_message().decode()); res[numerics] = (float("nan"), None, "none", float("nan")); continue
+        impl = ctypes.c_char_p()
+        lib.avgpool_plan_impl_name(plan, ctypes.byref(impl))
+        src_ptr, dst_ptr = ctypes.c_void_p(x.data_ptr()), ctypes.c_void_p(out.data_ptr())
+        def run():
+            r = lib.avgpool_plan_execute(plan, src_ptr, dst_ptr, ctypes.c_void_p(stream))
+            if r != 0:
+                raise RuntimeError(lib.avgpool_last_error_message().decode())
+        ms = time_fn(run)
+        torch.cuda.synchronize()
+        bitwise = bool(torch.equal(out, ref)) if numerics == 1 else None
+        maxdiff = float((out.double() - ref.double()).abs().max()) if numerics == 0 else 0.0
+        res[numerics] = (ms, bitwise, impl.value.decode(), maxdiff)
+        lib.avgpool_plan_destroy(plan)
+    t_torch = time_fn(lambda: F.avg_pool2d(x, k, s, pad, ceil, incl))
+    fast, pyt = res[0], res[1]
+    row = dict(case=name, dtype=str(dt).replace("torch.", ""), layout="nhwc" if cl else "nchw",
+               torch_ms=t_torch, fast_ms=fast[0], pytorch_ms=pyt[0], bitwise_equal_pytorch=pyt[1],
+               fast_max_abs_diff=fast[3], impl=fast[2])
+    rows.append(row)
+    print(f"{name:12} {row['dtype']:9} {row['layout']:6} {t_torch:9.3f} {fast[0]:9.3f} {pyt[0]:9.3f} "
+          f"{t_torch / fast[0]:10.2f} {t_torch / pyt[0]:9.2f} {str(pyt[1]):>8}  {fast[2]}")
+if json_path:
+    with open(json_path, "w") as f:
+        json.dump(dict(device=torch.cuda.get_device_name(), torch=torch.__version__,
+                       date=time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime()), rows=rows), f, indent=1)

@@ -1,0 +1,136 @@
+// Helpers of the GPU tests: device buffers with poisoned guard bands, and
+// running one implementation (by name) on host data through the device.
+#pragma once
+
+#include <cuda_runtime.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <string>
+#include <vector>
+
+#include "avgpool/avgpool.h"
+#include "tensor_util.h"
+
+namespace gpu_test {
+
+#define CUDA_OK(expr)                                                                  \
+  do {                                                                                 \
+    cudaError_t e_ = (expr);                                                           \
+    if (e_ != cudaSuccess) FAIL(#expr << ": " << cudaGetErrorString(e_));              \
+  } while (0)
+
+// The CUDA implementations this build registers (names starting "cuda:").
+inline std::vector<std::string> cuda_impl_names() {
+  std::vector<std::string> names;
+  int64_t count = 0;
+  avgpool_impl_count(&count);
+  for (int64_t i = 0; i < count; ++i) {
+    const char* name = nullptr;
+    avgpool_impl_name(i, &name);
+    if (strncmp(name, "cuda:", 5) == 0) names.push_back(name);
+  }
+  return names;
+}
+
+// A device allocation of `bytes` at byte offset `offset` (to test unaligned
+// pointers) with kGuard poisoned bytes on either side.
+class Guarded {
+ public:
+  static constexpr int64_t kGuard = 1024;
+  Guarded(int64_t bytes, int64_t offset) : bytes_(bytes), offset_(offset) {
+    total_ = bytes + 2 * kGuard + offset;
+    if (cudaMalloc(&base_, (size_t)total_) != cudaSuccess) base_ = nullptr;
+    else cudaMemset(base_, avgpool_support::kPoisonByte, (size_t)total_);
+  }
+  ~Guarded() { cudaFree(base_); }
+  Guarded(const Guarded&) = delete;
+  Guarded& operator=(const Guarded&) = delete;
+  bool ok() const { return base_ != nullptr; }
+  void* data() const { return base_ + kGuard + offset_; }
+  void upload(const void* host) { cudaMemcpy(data(), host, (size_t)bytes_, cudaMemcpyHostToDevice); }
+  void download(void* host) const { cudaMemcpy(host, data(), (size_t)bytes_, cudaMemcpyDeviceToHost); }
+  void poison() { cudaMemset(data(), avgpool_support::kPoisonByte, (size_t)bytes_); }
+  // True if the bytes before and after the data still hold the poison.
+  bool guards_intact() const {
+    std::vector<unsigned char> before((size_t)(kGuard + offset_)), after((size_t)kGuard);
+    cudaMemcpy(before.data(), base_, before.size(), cudaMemcpyDeviceToHost);
+    cudaMemcpy(after.data(), base_ + kGuard + offset_ + bytes_, after.size(), cudaMemcpyDeviceToHost);
+    return avgpool_support::is_poisoned(before.data(), (int64_t)before.size()) &&
+           avgpool_support::is_poisoned(after.data(), (int64_t)after.size());
+  }
+
+ private:
+  char* base_ = nullptr;
+  int64_t bytes_, offset_, total_;
+};
+
+// NCHW <-> NHWC on the host, for any element size.
+inline std::vector<char> nchw_to_nhwc(const void* src, int64_t n, int64_t c, int64_t h, int64_t w,
+                                      int64_t es) {
+  std::vector<char> out((size_t)(n * c * h * w * es));
+  const char* s = static_cast<const char*>(src);
+  for (int64_t in = 0; in < n; ++in)
+    for (int64_t ic = 0; ic < c; ++ic)
+      for (int64_t y = 0; y < h; ++y)
+        for (int64_t x = 0; x < w; ++x)
+          memcpy(&out[(size_t)((((in * h + y) * w + x) * c + ic) * es)],
+                 s + (((in * c + ic) * h + y) * w + x) * es, (size_t)es);
+  return out;
+}
+inline std::vector<char> nhwc_to_nchw(const void* src, int64_t n, int64_t c, int64_t h, int64_t w,
+                                      int64_t es) {
+  std::vector<char> out((size_t)(n * c * h * w * es));
+  const char* s = static_cast<const char*>(src);
+  for (int64_t in = 0; in < n; ++in)
+    for (int64_t ic = 0; ic < c; ++ic)
+      for (int64_t y = 0; y < h; ++y)
+        for (int64_t x = 0; x < w; ++x)
+          memcpy(&out[(size_t)((((in * c + ic) * h + y) * w + x) * es)],
+                 s + (((in * h + y) * w + x) * c + ic) * es, (size_t)es);
+  return out;
+}
+
+struct RunResult {
+  avgpool_status status = AVGPOOL_SUCCESS;  // of plan creation (UNSUPPORTED = declined)
+  std::string message;
+  bool guards_ok = true;
+  cudaError_t device_error = cudaSuccess;
+  std::vector<char> out;  // host copy of dst
+};
+
+// Runs implementation `impl` (forced) on host src through the device, with
+// poisoned dst, guard bands and pointers offset by src_off / dst_off bytes.
+inline RunResult run_on_device(const avgpool_params& p, const char* impl, const void* src,
+                               int64_t src_off = 0, int64_t dst_off = 0, cudaStream_t stream = 0,
+                               int repeats = 1) {
+  RunResult r;
+  avgpool_plan* plan = nullptr;
+  r.status = avgpool_plan_create_with_impl(&p, impl, &plan);
+  if (r.status != AVGPOOL_SUCCESS) {
+    r.message = avgpool_last_error_message();
+    return r;
+  }
+  int64_t sn = 0, dn = 0;
+  avgpool_plan_sizes(plan, &sn, &dn);
+  const int64_t es = avgpool_support::element_size(p.dtype);
+  Guarded s(sn * es, src_off), d(dn * es, dst_off);
+  if (!s.ok() || !d.ok()) {
+    r.status = AVGPOOL_ERROR_OUT_OF_MEMORY;
+    avgpool_plan_destroy(plan);
+    return r;
+  }
+  s.upload(src);
+  for (int i = 0; i < repeats && r.status == AVGPOOL_SUCCESS; ++i) {
+    r.status = avgpool_plan_execute(plan, s.data(), d.data(), stream);
+    if (r.status != AVGPOOL_SUCCESS) r.message = avgpool_last_error_message();
+  }
+  r.device_error = cudaDeviceSynchronize();
+  r.out.resize((size_t)(dn * es));
+  d.download(r.out.data());
+  r.guards_ok = s.guards_intact() && d.guards_intact();
+  avgpool_plan_destroy(plan);
+  return r;
+}
+
+}  // namespace gpu_test

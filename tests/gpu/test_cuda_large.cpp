@@ -1,0 +1,159 @@
+// The CUDA backend on large tensors (suite gpu_large): the seed case
+// 16x64x2048x2048 f32 k11 s11 (17.2 GB in) against the reference on sampled
+// outputs plus complete first and last planes, in both numerics; and an
+// output of more than 2^31 elements (kernel 1 on a 2^31+ element input) on
+// every CUDA implementation.
+#include <doctest/doctest.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <random>
+
+#include "check.h"
+#include "gpu_helpers.h"
+#include "tensor_util.h"
+
+using namespace avgpool_support;
+using namespace gpu_test;
+
+namespace {
+
+struct DeviceMem {
+  void* p = nullptr;
+  explicit DeviceMem(size_t bytes) { if (cudaMalloc(&p, bytes) != cudaSuccess) p = nullptr; }
+  ~DeviceMem() { cudaFree(p); }
+};
+
+// Parameters of a single plane of p (n = c = 1), NCHW.
+avgpool_params one_plane(avgpool_params p) {
+  p.n = 1;
+  p.c = 1;
+  p.backend = AVGPOOL_BACKEND_REFERENCE;
+  return p;
+}
+
+}  // namespace
+
+TEST_SUITE("gpu_large") {
+
+TEST_CASE("seed case 16x64x2048x2048 f32 k11 s11: sampled outputs and first/last planes") {
+  const int64_t N = 16, C = 64, H = 2048, W = 2048, K = 11, OH = 186, OW = 186;
+  const int64_t plane = H * W, oplane = OH * OW, planes = N * C;
+  DeviceMem src((size_t)(planes * plane * 4)), dst((size_t)(planes * oplane * 4) + 4096);
+  if (src.p == nullptr || dst.p == nullptr) {
+    MESSAGE("skipped: not enough device memory for the seed case");
+    return;
+  }
+  // 13 distinct random planes; plane i holds pattern i % 13.
+  const int kPatterns = 13;
+  std::vector<std::vector<float>> pattern(kPatterns, std::vector<float>((size_t)plane));
+  for (int i = 0; i < kPatterns; ++i)
+    fill_random(AVGPOOL_DTYPE_F32, pattern[i].data(), plane, 1000 + i, -1.0, 1.0);
+  for (int64_t i = 0; i < planes; ++i)
+    CUDA_OK(cudaMemcpy((char*)src.p + i * plane * 4, pattern[i % kPatterns].data(), (size_t)(plane * 4),
+                       cudaMemcpyHostToDevice));
+  for (avgpool_numerics num : {AVGPOOL_NUMERICS_FAST, AVGPOOL_NUMERICS_PYTORCH}) {
+    avgpool_params p;
+    avgpool_params_init(&p);
+    p.n = N; p.c = C; p.h = H; p.w = W; p.kernel_h = p.kernel_w = K; p.numerics = num;
+    avgpool_plan* plan = nullptr;
+    REQUIRE(avgpool_plan_create(&p, &plan) == AVGPOOL_SUCCESS);
+    const char* name = nullptr;
+    avgpool_plan_impl_name(plan, &name);
+    CHECK(std::string(name) == "cuda:stride_eq_kernel");
+    // guard band after dst
+    CUDA_OK(cudaMemset(dst.p, kPoisonByte, (size_t)(planes * oplane * 4) + 4096));
+    REQUIRE(avgpool_plan_execute(plan, src.p, dst.p, nullptr) == AVGPOOL_SUCCESS);
+    CUDA_OK(cudaDeviceSynchronize());
+    std::vector<unsigned char> tail(4096);
+    CUDA_OK(cudaMemcpy(tail.data(), (char*)dst.p + planes * oplane * 4, 4096, cudaMemcpyDeviceToHost));
+    CHECK(is_poisoned(tail.data(), 4096));
+
+    avgpool_params pp = one_plane(p);
+    avgpool_plan* ref_plan = nullptr;
+    REQUIRE(avgpool_plan_create(&pp, &ref_plan) == AVGPOOL_SUCCESS);
+    std::vector<float> got((size_t)oplane), ref((size_t)oplane);
+    // complete first and last planes
+    for (int64_t pl : {int64_t(0), planes - 1}) {
+      CUDA_OK(cudaMemcpy(got.data(), (char*)dst.p + pl * oplane * 4, (size_t)(oplane * 4),
+                         cudaMemcpyDeviceToHost));
+      const float* in = pattern[pl % kPatterns].data();
+      REQUIRE(run_reference(pp, in, ref.data()) == AVGPOOL_SUCCESS);
+      const Mismatch m = compare_to_reference(pp, in, got.data(), ref.data());
+      CHECK_MESSAGE(m.count == 0, "plane " << pl << ": " << m.message());
+    }
+    // 2000 sampled outputs anywhere in the tensor
+    std::mt19937_64 rng(42);
+    int64_t bad = 0;
+    for (int i = 0; i < 2000; ++i) {
+      const int64_t idx = (int64_t)(rng() % (uint64_t)(planes * oplane));
+      const int64_t pl = idx / oplane, in_plane = idx % oplane;
+      float g = 0;
+      CUDA_OK(cudaMemcpy(&g, (char*)dst.p + idx * 4, 4, cudaMemcpyDeviceToHost));
+      double want = 0;
+      REQUIRE(avgpool_reference_outputs(ref_plan, pattern[pl % kPatterns].data(), 1, &in_plane, &want) ==
+              AVGPOOL_SUCCESS);
+      const bool ok = num == AVGPOOL_NUMERICS_PYTORCH ? (float)want == g
+                                                      : ulp_distance_f32(g, (float)want) <= 2;
+      if (!ok && bad++ < 5) printf("seed sample %lld: got %.9g want %.9g\n", (long long)idx, g, want);
+    }
+    CHECK(bad == 0);
+    printf("seed case (%s numerics) on %s: first/last planes + 2000 samples checked, %lld bad\n",
+           num == AVGPOOL_NUMERICS_FAST ? "fast" : "pytorch", name, (long long)bad);
+    avgpool_plan_destroy(ref_plan);
+    avgpool_plan_destroy(plan);
+  }
+}
+
+TEST_CASE("an output of more than 2^31 elements (kernel 1, f16) on every CUDA implementation") {
+  // 2 x 32768 x 32769 = 2,147,549,184 elements > 2^31, both in and out.
+  const int64_t C = 2, H = 32768, W = 32769, total = C * H * W;
+  REQUIRE(total > (int64_t(1) << 31));
+  DeviceMem src((size_t)(total * 2)), dst((size_t)(total * 2));
+  if (src.p == nullptr || dst.p == nullptr) {
+    MESSAGE("skipped: not enough device memory");
+    return;
+  }
+  // a 64 MiB random chunk repeated (its length does not divide the row)
+  const int64_t chunk = (int64_t(1) << 25) + 7;
+  std::vector<uint16_t> host((size_t)chunk);
+  fill_random(AVGPOOL_DTYPE_F16, host.data(), chunk, 5, -4.0, 4.0);
+  for (int64_t off = 0; off < total; off += chunk) {
+    const int64_t n = total - off < chunk ? total - off : chunk;
+    CUDA_OK(cudaMemcpy((char*)src.p + off * 2, host.data(), (size_t)(n * 2), cudaMemcpyHostToDevice));
+  }
+  for (const std::string& name : cuda_impl_names()) {
+    for (avgpool_layout layout : {AVGPOOL_LAYOUT_NCHW, AVGPOOL_LAYOUT_NHWC}) {
+      avgpool_params p;
+      avgpool_params_init(&p);
+      p.n = 1; p.c = C; p.h = H; p.w = W;
+      p.dtype = AVGPOOL_DTYPE_F16;
+      p.layout = layout;
+      if (layout == AVGPOOL_LAYOUT_NHWC) { p.c = 2; }
+      avgpool_plan* plan = nullptr;
+      if (avgpool_plan_create_with_impl(&p, name.c_str(), &plan) != AVGPOOL_SUCCESS) continue;
+      CUDA_OK(cudaMemset(dst.p, kPoisonByte, (size_t)(total * 2)));
+      REQUIRE(avgpool_plan_execute(plan, src.p, dst.p, nullptr) == AVGPOOL_SUCCESS);
+      CUDA_OK(cudaDeviceSynchronize());
+      // kernel 1: the output is the input, bit for bit. Check the last 64 MiB,
+      // the first 1 MiB and 1000 samples.
+      int64_t bad = 0;
+      auto compare_range = [&](int64_t off, int64_t n) {
+        std::vector<uint16_t> a((size_t)n), b((size_t)n);
+        cudaMemcpy(a.data(), (char*)src.p + off * 2, (size_t)(n * 2), cudaMemcpyDeviceToHost);
+        cudaMemcpy(b.data(), (char*)dst.p + off * 2, (size_t)(n * 2), cudaMemcpyDeviceToHost);
+        for (int64_t i = 0; i < n; ++i) bad += a[(size_t)i] != b[(size_t)i];
+      };
+      compare_range(0, 1 << 19);
+      compare_range(total - (int64_t(1) << 25), int64_t(1) << 25);
+      std::mt19937_64 rng(3);
+      for (int i = 0; i < 1000; ++i) compare_range((int64_t)(rng() % (uint64_t)total), 1);
+      CHECK_MESSAGE(bad == 0, name << " " << (layout ? "nhwc" : "nchw"));
+      printf("> 2^31 elements (%lld) on %s %s: %lld bad\n", (long long)total, name.c_str(),
+             layout ? "nhwc" : "nchw", (long long)bad);
+      avgpool_plan_destroy(plan);
+    }
+  }
+}
+
+}  // TEST_SUITE

@@ -1,0 +1,319 @@
+// The CUDA implementations on small shapes: every golden case on every CUDA
+// implementation, random configurations against the reference (all dtypes,
+// both layouts, both numerics, poisoned outputs, guard bands, unaligned
+// pointers), run-to-run determinism, CPU == CUDA in pytorch numerics, bad
+// pointers. Fast enough to run under compute-sanitizer (suite gpu_small;
+// AVGPOOL_GPU_TEST_CONFIGS sets the number of random configurations).
+#include <doctest/doctest.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <map>
+#include <random>
+
+#include "check.h"
+#include "golden_file.h"
+#include "gpu_helpers.h"
+#include "tensor_util.h"
+
+using namespace avgpool_support;
+using namespace gpu_test;
+
+namespace {
+
+const GoldenFile& golden() {
+  static GoldenFile file;
+  static bool loaded = false;
+  if (!loaded) {
+    std::string error;
+    REQUIRE_MESSAGE(read_golden(default_golden_path(), &file, &error), error);
+    loaded = true;
+  }
+  return file;
+}
+
+// AVGPOOL_GPU_TEST_QUICK=1 (for compute-sanitizer): every 8th golden case,
+// 60 random configurations, targeted shapes in f32 only.
+bool quick() {
+  const char* e = getenv("AVGPOOL_GPU_TEST_QUICK");
+  return e != nullptr && atoi(e) != 0;
+}
+
+int configs_to_run() {
+  const char* e = getenv("AVGPOOL_GPU_TEST_CONFIGS");
+  return e != nullptr ? atoi(e) : quick() ? 60 : 1200;
+}
+
+// Runs every CUDA implementation that accepts p on src and checks it against
+// the reference; counts runs per implementation. Returns the number of
+// implementations that ran.
+int check_all_impls(const avgpool_params& p, const void* src, std::map<std::string, int>* runs,
+                    std::mt19937_64& rng, bool check_determinism) {
+  int64_t sn = 0, dn = 0;
+  {
+    avgpool_params rp = p;
+    rp.backend = AVGPOOL_BACKEND_REFERENCE;
+    avgpool_plan* plan = nullptr;
+    REQUIRE(avgpool_plan_create(&rp, &plan) == AVGPOOL_SUCCESS);
+    avgpool_plan_sizes(plan, &sn, &dn);
+    avgpool_plan_destroy(plan);
+  }
+  const int64_t es = element_size(p.dtype);
+  std::vector<char> ref((size_t)(dn * es));
+  REQUIRE(run_reference(p, src, ref.data()) == AVGPOOL_SUCCESS);
+  int ran = 0;
+  for (const std::string& name : cuda_impl_names()) {
+    // Unaligned (element-aligned, not 16-byte-aligned) pointers one time in four.
+    const int64_t src_off = (rng() % 4 == 0) ? es : 0;
+    const int64_t dst_off = (rng() % 4 == 0) ? es : 0;
+    RunResult r = run_on_device(p, name.c_str(), src, src_off, dst_off);
+    if (r.status == AVGPOOL_ERROR_UNSUPPORTED) continue;  // declined: not a pass
+    INFO(name << " on " << describe(p) << " src_off " << src_off << " dst_off " << dst_off);
+    REQUIRE_MESSAGE(r.status == AVGPOOL_SUCCESS, r.message);
+    REQUIRE(r.device_error == cudaSuccess);
+    CHECK(r.guards_ok);
+    const Mismatch m = compare_to_reference(p, src, r.out.data(), ref.data());
+    CHECK_MESSAGE(m.count == 0, m.message());
+    if (check_determinism) {
+      RunResult again = run_on_device(p, name.c_str(), src, src_off, dst_off, 0, 2);
+      REQUIRE(again.status == AVGPOOL_SUCCESS);
+      CHECK_MESSAGE(memcmp(again.out.data(), r.out.data(), r.out.size()) == 0,
+                    "results differ between runs");
+    }
+    ++(*runs)[name];
+    ++ran;
+  }
+  return ran;
+}
+
+void print_runs(const char* what, const std::map<std::string, int>& runs) {
+  printf("%s:", what);
+  for (const auto& kv : runs) printf(" %s=%d", kv.first.c_str(), kv.second);
+  printf("\n");
+}
+
+}  // namespace
+
+TEST_SUITE("gpu_small") {
+
+TEST_CASE("the CUDA implementations are registered, fastest first") {
+  const std::vector<std::string> names = cuda_impl_names();
+  REQUIRE(names.size() == 4);
+  CHECK(names[0] == "cuda:stride_eq_kernel");
+  CHECK(names[1] == "cuda:nhwc");
+  CHECK(names[2] == "cuda:generic");
+  CHECK(names[3] == "cuda:direct");
+  avgpool_params p;
+  avgpool_params_init(&p);
+  p.n = 2; p.c = 3; p.h = 64; p.w = 64; p.kernel_h = p.kernel_w = 4;
+  avgpool_plan* plan = nullptr;
+  REQUIRE(avgpool_plan_create(&p, &plan) == AVGPOOL_SUCCESS);
+  const char* name = nullptr;
+  avgpool_plan_impl_name(plan, &name);
+  CHECK(std::string(name) == "cuda:stride_eq_kernel");
+  avgpool_plan_destroy(plan);
+}
+
+TEST_CASE("every golden case on every CUDA implementation") {
+  std::map<std::string, int> runs, declined;
+  int case_index = 0;
+  for (const GoldenCase& gc : golden().cases) {
+    if (quick() && case_index++ % 8 != 0) continue;
+    for (const std::string& name : cuda_impl_names()) {
+      for (avgpool_numerics num : {AVGPOOL_NUMERICS_FAST, AVGPOOL_NUMERICS_PYTORCH}) {
+        for (avgpool_layout layout : {AVGPOOL_LAYOUT_NCHW, AVGPOOL_LAYOUT_NHWC}) {
+          avgpool_params p = golden_params(gc, AVGPOOL_BACKEND_CUDA, num);
+          p.layout = layout;
+          const bool nhwc = layout == AVGPOOL_LAYOUT_NHWC;
+          std::vector<char> src = nhwc ? nchw_to_nhwc(gc.in.data(), gc.n, gc.c, gc.h, gc.w, 4)
+                                       : std::vector<char>((const char*)gc.in.data(),
+                                                           (const char*)(gc.in.data() + gc.in.size()));
+          RunResult r = run_on_device(p, name.c_str(), src.data());
+          if (r.status == AVGPOOL_ERROR_UNSUPPORTED) {
+            ++declined[name];
+            continue;
+          }
+          INFO(gc.name << " on " << name << " " << describe(p));
+          REQUIRE_MESSAGE(r.status == AVGPOOL_SUCCESS, r.message);
+          REQUIRE(r.device_error == cudaSuccess);
+          CHECK(r.guards_ok);
+          const int64_t* d = gc.out_dims;
+          std::vector<char> out = nhwc ? nhwc_to_nchw(r.out.data(), d[0], d[1], d[2], d[3], 4) : r.out;
+          const float* got = reinterpret_cast<const float*>(out.data());
+          REQUIRE(out.size() == gc.out32.size() * 4);
+          int64_t bad = 0, first = -1;
+          for (size_t i = 0; i < gc.out32.size(); ++i) {
+            bool ok;
+            if (num == AVGPOOL_NUMERICS_PYTORCH) {
+              ok = memcmp(&got[i], &gc.out32[i], 4) == 0 || (isnan(got[i]) && isnan(gc.out32[i]));
+            } else {
+              ok = true;  // fast: checked below against the reference's bound
+            }
+            if (!ok && bad++ == 0) first = (int64_t)i;
+          }
+          if (num == AVGPOOL_NUMERICS_FAST) {
+            std::vector<char> ref(r.out.size());
+            REQUIRE(run_reference(p, src.data(), ref.data()) == AVGPOOL_SUCCESS);
+            const Mismatch m = compare_to_reference(p, src.data(), r.out.data(), ref.data());
+            CHECK_MESSAGE(m.count == 0, m.message());
+          }
+          CHECK_MESSAGE(bad == 0, bad << " outputs wrong, first at " << first << ": got "
+                                      << got[first < 0 ? 0 : first] << " want " << gc.out32[first < 0 ? 0 : first]);
+          ++runs[name];
+        }
+      }
+    }
+  }
+  print_runs("golden runs", runs);
+  print_runs("golden declined", declined);
+  for (const std::string& name : cuda_impl_names()) CHECK(runs[name] > 0);
+}
+
+TEST_CASE("random configurations against the reference") {
+  std::mt19937_64 rng(20261129);
+  std::map<std::string, int> runs;
+  const int count = configs_to_run();
+  int configs = 0;
+  for (int i = 0; i < count; ++i) {
+    RandomParamsLimits lim;
+    if (i % 10 == 9) {  // some larger planes: chunked rows, several tiles
+      lim.max_hw = 300;
+      lim.max_kernel = 13;
+      lim.max_stride = 13;
+      lim.max_c = 4;
+    }
+    avgpool_params p = random_params(rng, lim);
+    avgpool_plan* plan = nullptr;
+    avgpool_params rp = p;
+    rp.backend = AVGPOOL_BACKEND_REFERENCE;
+    REQUIRE(avgpool_plan_create(&rp, &plan) == AVGPOOL_SUCCESS);
+    int64_t sn = 0, dn = 0;
+    avgpool_plan_sizes(plan, &sn, &dn);
+    avgpool_plan_destroy(plan);
+    std::vector<char> src((size_t)(sn * element_size(p.dtype)));
+    // values of both signs, sometimes large (cancellation), sometimes small ints
+    const int kind = (int)(rng() % 3);
+    if (kind == 0) fill_random(p.dtype, src.data(), sn, rng(), -1.0, 1.0);
+    else if (kind == 1) fill_random(p.dtype, src.data(), sn, rng(), -1000.0, 3000.0);
+    else fill_small_ints(p.dtype, src.data(), sn, rng(), 8);
+    check_all_impls(p, src.data(), &runs, rng, i % 8 == 0);
+    ++configs;
+  }
+  printf("random configurations: %d\n", configs);
+  print_runs("random runs", runs);
+  for (const std::string& name : cuda_impl_names()) CHECK(runs[name] > 0);
+}
+
+TEST_CASE("targeted shapes: wide rows in chunks, tall kernels, packed planes, f64, odd widths") {
+  std::mt19937_64 rng(7);
+  std::map<std::string, int> runs;
+  struct S { int64_t n, c, h, w, kh, kw, sh, sw, ph, pw; int ceil, incl; };
+  const S shapes[] = {
+      {1, 2, 22, 5000, 11, 11, 11, 11, 0, 0, 0, 1},  // chunked row (fast: > 2048 floats)
+      {1, 2, 23, 4501, 11, 11, 11, 11, 5, 5, 1, 0},  // chunked, padding, ceil, exclude
+      {1, 1, 40, 9000, 3, 3, 3, 3, 1, 1, 1, 1},
+      {2, 3, 70, 70, 33, 33, 33, 33, 16, 16, 1, 0},  // runtime K, tall
+      {1, 1, 130, 64, 64, 64, 64, 64, 0, 0, 0, 1},   // kernel 64
+      {3, 100, 7, 7, 7, 7, 7, 7, 0, 0, 0, 1},        // global pooling, packed planes
+      {2, 5, 64, 2048, 11, 11, 11, 11, 0, 0, 0, 1},  // seed-like rows
+      {1, 3, 33, 37, 4, 2, 4, 2, 2, 1, 1, 0},        // kh != kw
+      {2, 16, 56, 56, 3, 3, 1, 1, 1, 1, 0, 0},       // generic suite shapes (small)
+      {2, 8, 113, 113, 3, 3, 2, 2, 1, 1, 1, 1},
+      {1, 4, 200, 200, 11, 11, 4, 4, 0, 0, 0, 1},
+  };
+  for (const S& s : shapes)
+    for (int dt = 0; dt < (quick() ? 1 : 4); ++dt)
+      for (int lay = 0; lay < 2; ++lay)
+        for (int num = 0; num < 2; ++num) {
+          avgpool_params p;
+          avgpool_params_init(&p);
+          p.n = s.n; p.c = s.c; p.h = s.h; p.w = s.w;
+          p.kernel_h = s.kh; p.kernel_w = s.kw; p.stride_h = s.sh; p.stride_w = s.sw;
+          p.padding_h = s.ph; p.padding_w = s.pw; p.ceil_mode = s.ceil; p.count_include_pad = s.incl;
+          p.dtype = (avgpool_dtype)dt;
+          p.layout = (avgpool_layout)lay;
+          p.numerics = (avgpool_numerics)num;
+          const int64_t sn = p.n * p.c * p.h * p.w;
+          std::vector<char> src((size_t)(sn * element_size(p.dtype)));
+          fill_random(p.dtype, src.data(), sn, rng(), -2.0, 5.0);
+          check_all_impls(p, src.data(), &runs, rng, false);
+        }
+  print_runs("targeted runs", runs);
+}
+
+TEST_CASE("CPU and CUDA agree bitwise in pytorch numerics") {
+  std::mt19937_64 rng(99);
+  int compared = 0, cpu_missing = 0;
+  for (int i = 0; i < (quick() ? 10 : 150); ++i) {
+    avgpool_params p = random_params(rng);
+    p.numerics = AVGPOOL_NUMERICS_PYTORCH;
+    avgpool_params cp = p;
+    cp.backend = AVGPOOL_BACKEND_CPU;
+    avgpool_plan* plan = nullptr;
+    if (avgpool_plan_create(&cp, &plan) != AVGPOOL_SUCCESS) {
+      ++cpu_missing;
+      continue;
+    }
+    int64_t sn = 0, dn = 0;
+    avgpool_plan_sizes(plan, &sn, &dn);
+    const int64_t es = element_size(p.dtype);
+    std::vector<char> src((size_t)(sn * es)), cpu_out((size_t)(dn * es));
+    fill_random(p.dtype, src.data(), sn, rng(), -3.0, 3.0);
+    REQUIRE(avgpool_plan_execute(plan, src.data(), cpu_out.data(), nullptr) == AVGPOOL_SUCCESS);
+    avgpool_plan_destroy(plan);
+    for (const std::string& name : cuda_impl_names()) {
+      RunResult r = run_on_device(p, name.c_str(), src.data());
+      if (r.status == AVGPOOL_ERROR_UNSUPPORTED) continue;
+      REQUIRE(r.status == AVGPOOL_SUCCESS);
+      INFO(name << " " << describe(p));
+      CHECK(memcmp(r.out.data(), cpu_out.data(), cpu_out.size()) == 0);
+      ++compared;
+    }
+  }
+  printf("CPU vs CUDA (pytorch numerics): %d comparisons, %d configurations without a CPU "
+         "implementation (%s)\n",
+         compared, cpu_missing, cpu_missing ? avgpool_last_error_message() : "");
+  if (compared == 0) MESSAGE("no CPU implementation in this build: CPU == CUDA not checked");
+}
+
+TEST_CASE("host pointers given to a CUDA plan are refused with a clear message") {
+  avgpool_params p;
+  avgpool_params_init(&p);
+  p.n = 1; p.c = 2; p.h = 32; p.w = 32; p.kernel_h = p.kernel_w = 2;
+  p.backend = AVGPOOL_BACKEND_CUDA;
+  std::vector<float> src(2 * 32 * 32, 1.0f), dst(2 * 16 * 16, 7.0f);
+  for (const std::string& name : cuda_impl_names()) {
+    avgpool_plan* plan = nullptr;
+    if (avgpool_plan_create_with_impl(&p, name.c_str(), &plan) != AVGPOOL_SUCCESS) continue;
+    CHECK(avgpool_plan_execute(plan, src.data(), dst.data(), nullptr) == AVGPOOL_ERROR_INVALID_ARGUMENT);
+    const std::string msg = avgpool_last_error_message();
+    CHECK_MESSAGE(msg.find("not device memory") != std::string::npos, msg);
+    CHECK(dst[0] == 7.0f);
+    avgpool_plan_destroy(plan);
+  }
+  CHECK(cudaGetLastError() == cudaSuccess);
+}
+
+TEST_CASE("execution is asynchronous on the caller's stream") {
+  cudaStream_t stream;
+  CUDA_OK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  avgpool_params p;
+  avgpool_params_init(&p);
+  p.n = 2; p.c = 8; p.h = 256; p.w = 256; p.kernel_h = p.kernel_w = 3; p.stride_h = p.stride_w = 1;
+  std::vector<char> src(2 * 8 * 256 * 256 * 4);
+  fill_random(AVGPOOL_DTYPE_F32, src.data(), 2 * 8 * 256 * 256, 5, -1, 1);
+  std::vector<char> ref(2 * 8 * 254 * 254 * 4);
+  REQUIRE(run_reference(p, src.data(), ref.data()) == AVGPOOL_SUCCESS);
+  std::mt19937_64 rng(1);
+  for (const std::string& name : cuda_impl_names()) {
+    RunResult r = run_on_device(p, name.c_str(), src.data(), 0, 0, stream);
+    if (r.status == AVGPOOL_ERROR_UNSUPPORTED) continue;
+    REQUIRE(r.status == AVGPOOL_SUCCESS);
+    CHECK(compare_to_reference(p, src.data(), r.out.data(), ref.data()).count == 0);
+  }
+  cudaStreamDestroy(stream);
+}
+
+}  // TEST_SUITE
