@@ -129,70 +129,139 @@ inline void store_block(const float* s, BF16* d, int64_t n) {
 template <class T, class A> struct same { static constexpr bool value = false; };
 template <class T> struct same<T, T> { static constexpr bool value = true; };
 
+// ---- SIMD: GCC/Clang vector extensions, 64 bytes; one zmm with AVX-512,
+// two ymm with AVX2, four xmm otherwise. Only elementwise + and /.
+template <class A> struct simd;
+template <> struct simd<float> {
+  typedef float v __attribute__((vector_size(64)));
+  typedef float vu __attribute__((vector_size(64), aligned(4), may_alias));
+  static constexpr int n = 16;
+};
+template <> struct simd<double> {
+  typedef double v __attribute__((vector_size(64)));
+  typedef double vu __attribute__((vector_size(64), aligned(8), may_alias));
+  static constexpr int n = 8;
+};
+template <class A> using vec = typename simd<A>::v;
+
+template <class A> inline vec<A> loadu(const A* p) {
+  return *reinterpret_cast<const typename simd<A>::vu*>(p);
+}
+template <class A> inline void storeu(A* p, vec<A> x) {
+  *reinterpret_cast<typename simd<A>::vu*>(p) = x;
+}
+template <class A> inline vec<A> zero() { return vec<A>{} ; }
+
+// Lanes p[0], p[stride], ..., p[(n-1)*stride]; stride * n fits in int32.
+inline vec<float> gather(const float* p, int64_t stride) {
+#if defined(__AVX512F__)
+  const __m512i idx = _mm512_mullo_epi32(
+      _mm512_set1_epi32((int)stride),
+      _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15));
+  return (vec<float>)_mm512_mask_i32gather_ps(_mm512_setzero_ps(), (__mmask16)0xffff, idx, p, 4);
+#elif defined(__AVX2__)
+  const __m256i idx = _mm256_mullo_epi32(_mm256_set1_epi32((int)stride),
+                                         _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+  union { vec<float> v; __m256 h[2]; } u;
+  u.h[0] = _mm256_i32gather_ps(p, idx, 4);
+  u.h[1] = _mm256_i32gather_ps(p + 8 * stride, idx, 4);
+  return u.v;
+#else
+  vec<float> v;
+  for (int l = 0; l < 16; ++l) v[l] = p[l * stride];
+  return v;
+#endif
+}
+
+inline vec<double> gather(const double* p, int64_t stride) {
+#if defined(__AVX512F__)
+  const __m256i idx = _mm256_mullo_epi32(_mm256_set1_epi32((int)stride),
+                                         _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+  return (vec<double>)_mm512_mask_i32gather_pd(_mm512_setzero_pd(), (__mmask8)0xff, idx, p, 8);
+#elif defined(__AVX2__)
+  const __m128i idx = _mm_mullo_epi32(_mm_set1_epi32((int)stride), _mm_setr_epi32(0, 1, 2, 3));
+  union { vec<double> v; __m256d h[2]; } u;
+  u.h[0] = _mm256_i32gather_pd(p, idx, 8);
+  u.h[1] = _mm256_i32gather_pd(p + 4 * stride, idx, 8);
+  return u.v;
+#else
+  vec<double> v;
+  for (int l = 0; l < 8; ++l) v[l] = p[l * stride];
+  return v;
+#endif
+}
+
 // ---- step 2: vertical sum of nr >= 2 rows over len elements -----------------
-template <class A>
-void vertical_sum(const A* const* rp, int64_t nr, int64_t len, A* out) {
-  constexpr int CH = 256 / (int)sizeof(A);  // 4 zmm registers of accumulators
+// Rows are taken kGroup at a time, each group in one pass over out: a few
+// sequential streams at once (in NCHW a window's rows are contiguous, so
+// this reads memory almost like a plain read pass) and out stays in L1.
+constexpr int kGroup = 4;
+
+template <int G, bool FIRST, class A>
+void add_rows(const A* const* rp, int64_t len, A* out) {
+  constexpr int N = simd<A>::n;
   int64_t i = 0;
-  for (; i + CH <= len; i += CH) {
-    A acc[CH];
-    const A* r0 = rp[0] + i;
-    for (int k = 0; k < CH; ++k) acc[k] = r0[k];
-    for (int64_t r = 1; r < nr; ++r) {
-      const A* rr = rp[r] + i;
-      for (int k = 0; k < CH; ++k) acc[k] += rr[k];
+  for (; i + 2 * N <= len; i += 2 * N) {
+    vec<A> s0 = FIRST ? loadu(rp[0] + i) : loadu(out + i) + loadu(rp[0] + i);
+    vec<A> s1 = FIRST ? loadu(rp[0] + i + N) : loadu(out + i + N) + loadu(rp[0] + i + N);
+    for (int g = 1; g < G; ++g) {
+      s0 += loadu(rp[g] + i);
+      s1 += loadu(rp[g] + i + N);
     }
-    for (int k = 0; k < CH; ++k) out[i + k] = acc[k];
+    storeu(out + i, s0);
+    storeu(out + i + N, s1);
   }
   for (; i < len; ++i) {
-    A acc = rp[0][i];
-    for (int64_t r = 1; r < nr; ++r) acc += rp[r][i];
-    out[i] = acc;
+    A s = FIRST ? rp[0][i] : out[i] + rp[0][i];
+    for (int g = 1; g < G; ++g) s += rp[g][i];
+    out[i] = s;
+  }
+}
+
+template <class A>
+void vertical_sum(const A* const* rp, int64_t nr, int64_t len, A* out) {
+  for (int64_t r = 0; r < nr;) {
+    const int64_t g = imin(kGroup, nr - r);
+    const bool first = r == 0;
+    switch (g) {
+      case 1: first ? add_rows<1, true>(rp + r, len, out) : add_rows<1, false>(rp + r, len, out); break;
+      case 2: first ? add_rows<2, true>(rp + r, len, out) : add_rows<2, false>(rp + r, len, out); break;
+      case 3: first ? add_rows<3, true>(rp + r, len, out) : add_rows<3, false>(rp + r, len, out); break;
+      default: first ? add_rows<4, true>(rp + r, len, out) : add_rows<4, false>(rp + r, len, out); break;
+    }
+    r += g;
   }
 }
 
 // ---- step 3, NCHW (vec == 1) ------------------------------------------------
 // Outputs i in [0, n): out[i] = (sum over rows r, then j < kw of
-// rows[r][base + i*sw + j], from 0) / div[i]. Vectorized across i.
+// rows[r][base + i*sw + j], from 0) / div[i]. Vectorized across outputs,
+// so each output keeps PyTorch's order; contiguous loads for sw == 1,
+// gathers otherwise. KW, SW > 0: compile-time; 0: the run-time kw, sw.
 template <int KW, int SW, class A>
-void interior_fixed(const A* const* hr, int64_t hn, int64_t base, int64_t n, const A* div,
-                    A* out) {
-  constexpr int L = 64 / (int)sizeof(A) * 2;  // two vectors of outputs
+void interior_run(const A* const* hr, int64_t hn, int64_t base, int64_t n, int64_t kw_rt,
+                  int64_t sw_rt, const A* div, A* out) {
+  constexpr int N = simd<A>::n;
+  const int64_t kw = KW > 0 ? KW : kw_rt, sw = SW > 0 ? SW : sw_rt;
   int64_t i = 0;
-  for (; i + L <= n; i += L) {
-    A acc[L];
-    for (int l = 0; l < L; ++l) acc[l] = A(0);
-    for (int64_t r = 0; r < hn; ++r) {
-      const A* row = hr[r] + base + i * SW;
-      for (int j = 0; j < KW; ++j)
-        for (int l = 0; l < L; ++l) acc[l] += row[l * SW + j];
+  if (sw * N < (int64_t(1) << 30)) {
+    for (; i + 2 * N <= n; i += 2 * N) {
+      vec<A> a0 = zero<A>(), a1 = zero<A>();
+      for (int64_t r = 0; r < hn; ++r) {
+        const A* row = hr[r] + base + i * sw;
+        for (int64_t j = 0; j < kw; ++j) {
+          if (sw == 1) {
+            a0 += loadu(row + j);
+            a1 += loadu(row + j + N);
+          } else {
+            a0 += gather(row + j, sw);
+            a1 += gather(row + j + N * sw, sw);
+          }
+        }
+      }
+      storeu(out + i, a0 / loadu(div + i));
+      storeu(out + i + N, a1 / loadu(div + i + N));
     }
-    for (int l = 0; l < L; ++l) out[i + l] = acc[l] / div[i + l];
-  }
-  for (; i < n; ++i) {
-    A acc = A(0);
-    for (int64_t r = 0; r < hn; ++r) {
-      const A* row = hr[r] + base + i * SW;
-      for (int j = 0; j < KW; ++j) acc += row[j];
-    }
-    out[i] = acc / div[i];
-  }
-}
-
-template <class A>
-void interior_any(const A* const* hr, int64_t hn, int64_t base, int64_t n, int64_t kw, int64_t sw,
-                  const A* div, A* out) {
-  constexpr int L = 64 / (int)sizeof(A);
-  int64_t i = 0;
-  for (; i + L <= n; i += L) {
-    A acc[L];
-    for (int l = 0; l < L; ++l) acc[l] = A(0);
-    for (int64_t r = 0; r < hn; ++r) {
-      const A* row = hr[r] + base + i * sw;
-      for (int64_t j = 0; j < kw; ++j)
-        for (int l = 0; l < L; ++l) acc[l] += row[l * sw + j];
-    }
-    for (int l = 0; l < L; ++l) out[i + l] = acc[l] / div[i + l];
   }
   for (; i < n; ++i) {
     A acc = A(0);
@@ -208,12 +277,13 @@ template <class A>
 void interior(const Job& jb, const A* const* hr, int64_t hn, int64_t base, int64_t n,
               const A* div, A* out) {
 #define AVGPOOL_CASE(K, S) \
-  if (jb.kw == K && jb.sw == S) return interior_fixed<K, S, A>(hr, hn, base, n, div, out);
+  if (jb.kw == K && jb.sw == S) return interior_run<K, S, A>(hr, hn, base, n, K, S, div, out);
   AVGPOOL_CASE(2, 2) AVGPOOL_CASE(3, 1) AVGPOOL_CASE(3, 2) AVGPOOL_CASE(3, 3)
   AVGPOOL_CASE(4, 4) AVGPOOL_CASE(5, 1) AVGPOOL_CASE(7, 1) AVGPOOL_CASE(7, 7)
   AVGPOOL_CASE(11, 4) AVGPOOL_CASE(11, 11)
 #undef AVGPOOL_CASE
-  interior_any(hr, hn, base, n, jb.kw, jb.sw, div, out);
+  if (jb.sw == 1) return interior_run<0, 1, A>(hr, hn, base, n, jb.kw, 1, div, out);
+  interior_run<0, 0, A>(hr, hn, base, n, jb.kw, jb.sw, div, out);
 }
 
 // Any output column from the table (borders: partial windows).
@@ -237,25 +307,38 @@ void horizontal_nchw(const Job& jb, const A* const* hr, int64_t hn, int64_t xa, 
 }
 
 // ---- step 3, NHWC (vec = channels) -----------------------------------------
+// Vectorized across channels: each output keeps PyTorch's order.
 template <class A>
 void horizontal_nhwc(const Job& jb, const A* const* hr, int64_t hn, int64_t xa, int64_t ob0,
                      int64_t ob1, const A* div, A* out) {
-  constexpr int CH = 256 / (int)sizeof(A);
+  constexpr int N = simd<A>::n;
   const int64_t V = jb.vec;
   for (int64_t ox = ob0; ox < ob1; ++ox) {
     const int64_t b = jb.cols[ox].begin - xa, e = jb.cols[ox].end - xa;
     const A d = div[ox];
+    const vec<A> dv = zero<A>() + d;
     A* o = out + (ox - ob0) * V;
     int64_t c0 = 0;
-    for (; c0 + CH <= V; c0 += CH) {
-      A acc[CH];
-      for (int k = 0; k < CH; ++k) acc[k] = A(0);
+    for (; c0 + 4 * N <= V; c0 += 4 * N) {
+      vec<A> a0 = zero<A>(), a1 = zero<A>(), a2 = zero<A>(), a3 = zero<A>();
       for (int64_t r = 0; r < hn; ++r)
         for (int64_t x = b; x < e; ++x) {
           const A* s = hr[r] + x * V + c0;
-          for (int k = 0; k < CH; ++k) acc[k] += s[k];
+          a0 += loadu(s);
+          a1 += loadu(s + N);
+          a2 += loadu(s + 2 * N);
+          a3 += loadu(s + 3 * N);
         }
-      for (int k = 0; k < CH; ++k) o[c0 + k] = acc[k] / d;
+      storeu(o + c0, a0 / dv);
+      storeu(o + c0 + N, a1 / dv);
+      storeu(o + c0 + 2 * N, a2 / dv);
+      storeu(o + c0 + 3 * N, a3 / dv);
+    }
+    for (; c0 + N <= V; c0 += N) {
+      vec<A> a0 = zero<A>();
+      for (int64_t r = 0; r < hn; ++r)
+        for (int64_t x = b; x < e; ++x) a0 += loadu(hr[r] + x * V + c0);
+      storeu(o + c0, a0 / dv);
     }
     for (; c0 < V; ++c0) {
       A acc = A(0);
