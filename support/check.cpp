@@ -50,14 +50,20 @@ avgpool_params random_params(std::mt19937_64& rng, const RandomParamsLimits& lim
 
 std::string describe(const avgpool_params& p) {
   static const char* dtypes[] = {"f32", "f16", "bf16", "f64"};
+  // Read the enum fields as ints: p may hold values outside the enums
+  // (loading those as the enum type is undefined behaviour).
+  int dtype, layout, numerics;
+  memcpy(&dtype, &p.dtype, sizeof dtype);
+  memcpy(&layout, &p.layout, sizeof layout);
+  memcpy(&numerics, &p.numerics, sizeof numerics);
   std::ostringstream os;
   os << "shape " << p.n << 'x' << p.c << 'x' << p.h << 'x' << p.w << " k" << p.kernel_h << 'x'
      << p.kernel_w << " s" << p.stride_h << 'x' << p.stride_w << " p" << p.padding_h << 'x'
      << p.padding_w << (p.ceil_mode ? " ceil" : "") << (p.count_include_pad ? "" : " exclude_pad")
      << (p.divisor_override ? " div" + std::to_string(p.divisor_override) : "") << ' '
-     << (p.dtype >= 0 && p.dtype <= 3 ? dtypes[p.dtype] : "?")
-     << (p.layout == AVGPOOL_LAYOUT_NHWC ? " nhwc" : " nchw")
-     << (p.numerics == AVGPOOL_NUMERICS_PYTORCH ? " pytorch" : " fast");
+     << (dtype >= 0 && dtype <= 3 ? dtypes[dtype] : "?")
+     << (layout == AVGPOOL_LAYOUT_NHWC ? " nhwc" : layout == AVGPOOL_LAYOUT_NCHW ? " nchw" : " layout?")
+     << (numerics == AVGPOOL_NUMERICS_PYTORCH ? " pytorch" : numerics == AVGPOOL_NUMERICS_FAST ? " fast" : " numerics?");
   return os.str();
 }
 

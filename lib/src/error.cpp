@@ -2,6 +2,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 namespace avgpool {
 
@@ -25,7 +26,12 @@ void clear_error() { t_message[0] = '\0'; }
 extern "C" AVGPOOL_API const char* avgpool_last_error_message(void) { return avgpool::t_message; }
 
 extern "C" AVGPOOL_API const char* avgpool_status_string(avgpool_status status) {
-  switch (status) {
+  // A C caller may pass any int: read it as one (loading a value outside
+  // the enum as the C++ enum type is undefined behaviour).
+  int value;
+  static_assert(sizeof value == sizeof status, "enum layout");
+  memcpy(&value, &status, sizeof value);
+  switch (value) {
     case AVGPOOL_SUCCESS: return "success";
     case AVGPOOL_ERROR_INVALID_ARGUMENT: return "invalid argument";
     case AVGPOOL_ERROR_UNSUPPORTED: return "unsupported";

@@ -2,6 +2,8 @@
 // into output sizes and windows.
 #include "problem.h"
 
+#include <string.h>
+
 #include <new>
 
 #include "error.h"
@@ -36,6 +38,15 @@ bool checked_product(int64_t* out, std::initializer_list<int64_t> factors) {
     if (__builtin_mul_overflow(p, f, &p)) return false;
   *out = p;
   return true;
+}
+
+// The integer stored in an enum field, read without loading the enum type.
+template <class E>
+int64_t raw_enum(const E& field) {
+  int v;  // C enums are int-sized; keep the sign for the message
+  static_assert(sizeof v == sizeof field, "enum layout");
+  memcpy(&v, &field, sizeof v);
+  return (int64_t)v;
 }
 
 }  // namespace
@@ -88,19 +99,24 @@ avgpool_status make_problem(const avgpool_params* p, Problem* out) {
                      "fill the struct with avgpool_params_init",
                      p->struct_size, sizeof(avgpool_params));
 
-  // Enums first: their values decide how the rest is read.
-  if ((unsigned)p->dtype > (unsigned)AVGPOOL_DTYPE_F64)
-    return set_error(AVGPOOL_ERROR_INVALID_ARGUMENT, "dtype (%d) is not an avgpool_dtype",
-                     (int)p->dtype);
-  if ((unsigned)p->layout > (unsigned)AVGPOOL_LAYOUT_NHWC)
-    return set_error(AVGPOOL_ERROR_INVALID_ARGUMENT, "layout (%d) is not an avgpool_layout",
-                     (int)p->layout);
-  if ((unsigned)p->backend > (unsigned)AVGPOOL_BACKEND_CUDA)
-    return set_error(AVGPOOL_ERROR_INVALID_ARGUMENT, "backend (%d) is not an avgpool_backend",
-                     (int)p->backend);
-  if ((unsigned)p->numerics > (unsigned)AVGPOOL_NUMERICS_PYTORCH)
-    return set_error(AVGPOOL_ERROR_INVALID_ARGUMENT, "numerics (%d) is not an avgpool_numerics",
-                     (int)p->numerics);
+  // Enums first: their values decide how the rest is read. A C caller may
+  // store any int in an enum field; loading such a value as the C++ enum
+  // type is undefined behaviour (UBSan's -fsanitize=enum reports it), so the
+  // fields are read as their underlying integers.
+  const int64_t dtype = raw_enum(p->dtype), layout = raw_enum(p->layout),
+                backend = raw_enum(p->backend), numerics = raw_enum(p->numerics);
+  if (dtype < 0 || dtype > AVGPOOL_DTYPE_F64)
+    return set_error(AVGPOOL_ERROR_INVALID_ARGUMENT, "dtype (%lld) is not an avgpool_dtype",
+                     (long long)dtype);
+  if (layout < 0 || layout > AVGPOOL_LAYOUT_NHWC)
+    return set_error(AVGPOOL_ERROR_INVALID_ARGUMENT, "layout (%lld) is not an avgpool_layout",
+                     (long long)layout);
+  if (backend < 0 || backend > AVGPOOL_BACKEND_CUDA)
+    return set_error(AVGPOOL_ERROR_INVALID_ARGUMENT, "backend (%lld) is not an avgpool_backend",
+                     (long long)backend);
+  if (numerics < 0 || numerics > AVGPOOL_NUMERICS_PYTORCH)
+    return set_error(AVGPOOL_ERROR_INVALID_ARGUMENT, "numerics (%lld) is not an avgpool_numerics",
+                     (long long)numerics);
 
   avgpool_status s;
   if ((s = check_range("n", p->n, 0)) || (s = check_range("c", p->c, 1)) ||
