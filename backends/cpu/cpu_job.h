@@ -35,8 +35,18 @@ struct Job {
   // The NCHW kernels vectorize across these outputs.
   int64_t ox_lo, ox_hi;
   int64_t ob;        // output columns per block
+  const int64_t* block_cols;  // per block: first input column, one past the last
   int64_t span_cap;  // most elements (columns * vec) one block's windows span
-  bool pytorch;      // PyTorch's order per output; else vertical sums first
+  // Fast numerics: sum each output row's window rows first (one pass, SIMD
+  // over columns), then the columns. Off in pytorch numerics (each output
+  // adds rows then columns itself) and where windows do not overlap along
+  // a row in NHWC (no sharing to gain).
+  bool presum;
+  // NCHW, one output per plane whose window covers the plane: vectorized
+  // across planes (global pooling).
+  bool global;
+  // Write outputs with non-temporal stores (outputs far beyond the caches).
+  bool stream;
 };
 
 // Computes outputs (plane p, row oy) for p in [p0, p1), oy in [oy0, oy1).

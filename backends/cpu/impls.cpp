@@ -114,6 +114,7 @@ void build_divisors(const Problem& q, std::vector<A>* table, std::vector<int32_t
 }
 
 constexpr int64_t kSpanTarget = 4096;    // elements one block's windows span (<= 16 KiB f32)
+constexpr int64_t kStreamBytes = INT64_MAX;  // off: measured no gain here (docs/cpu.md); AVGPOOL_CPU_STREAM=1 forces it
 constexpr int64_t kUnitTarget = 32768;   // elements of work per parallel unit
 
 template <class A>
@@ -138,7 +139,14 @@ avgpool_status run(const Problem& q, const void* src, void* dst, BlockFn (*pick)
   j.cols = q.cols.data();
   j.div_table = div_table.data();
   j.div_row = div_row.data();
-  j.pytorch = q.numerics == AVGPOOL_NUMERICS_PYTORCH;
+  j.presum = q.numerics == AVGPOOL_NUMERICS_FAST && (j.vec == 1 || q.sw < q.kw);
+  {
+    const char* e = getenv("AVGPOOL_CPU_STREAM");
+    j.stream = q.dst_elements * q.element_size >= kStreamBytes;
+    if (e != nullptr) j.stream = e[0] == '1';
+  }
+  j.global = nchw && q.oh == 1 && q.ow == 1 && q.rows[0].begin == 0 && q.rows[0].end == q.h &&
+             q.cols[0].begin == 0 && q.cols[0].end == q.w && q.h * q.w * 16 < (int64_t(1) << 30);
 
   // Interior output columns: full windows with begins sw apart.
   int64_t lo = 0;
@@ -155,6 +163,12 @@ avgpool_status run(const Problem& q, const void* src, void* dst, BlockFn (*pick)
   j.ob = cols_target > q.kw ? (cols_target - q.kw) / q.sw + 1 : 1;
   if (j.ob > q.ow) j.ob = q.ow;
   j.span_cap = 0;
+  std::vector<int64_t> block_cols;
+  try {
+    block_cols.reserve((size_t)(2 * ((q.ow + j.ob - 1) / j.ob)));
+  } catch (const std::bad_alloc&) {
+    return set_error(AVGPOOL_ERROR_OUT_OF_MEMORY, "no memory for the column blocks");
+  }
   for (int64_t ob0 = 0; ob0 < q.ow; ob0 += j.ob) {
     const int64_t ob1 = ob0 + j.ob < q.ow ? ob0 + j.ob : q.ow;
     int64_t xa = q.cols[(size_t)ob0].begin, xb = q.cols[(size_t)ob0].end;
@@ -162,8 +176,12 @@ avgpool_status run(const Problem& q, const void* src, void* dst, BlockFn (*pick)
       if (q.cols[(size_t)ox].begin < xa) xa = q.cols[(size_t)ox].begin;
       if (q.cols[(size_t)ox].end > xb) xb = q.cols[(size_t)ox].end;
     }
+    if (xb < xa) xb = xa;
+    block_cols.push_back(xa);
+    block_cols.push_back(xb);
     if ((xb - xa) * j.vec > j.span_cap) j.span_cap = (xb - xa) * j.vec;
   }
+  j.block_cols = block_cols.data();
 
   // Parallel units: a run of output rows of one plane, or whole planes.
   const int64_t row_work = (q.sh < q.kh ? q.sh : q.kh) * q.w * j.vec + q.ow * j.vec;

@@ -23,6 +23,9 @@
 
 #include "cpu_job.h"
 
+#ifndef AVGPOOL_CPU_PREFETCH
+#define AVGPOOL_CPU_PREFETCH 512
+#endif
 #ifndef AVGPOOL_CPU_ISA
 #error "define AVGPOOL_CPU_ISA before including kernels.inl"
 #endif
@@ -191,17 +194,81 @@ inline vec<double> gather(const double* p, int64_t stride) {
 #endif
 }
 
+// Partial vectors: lanes [0, k) of p (0 < k <= n), the others zero. Masked
+// loads never touch the lanes left out, so tails need no slack.
+inline vec<float> load_part(const float* p, int64_t k) {
+#if defined(__AVX512F__)
+  return (vec<float>)_mm512_maskz_loadu_ps((__mmask16)((1u << k) - 1u), p);
+#else
+  vec<float> v = vec<float>{};
+  for (int64_t l = 0; l < k; ++l) v[l] = p[l];
+  return v;
+#endif
+}
+inline vec<double> load_part(const double* p, int64_t k) {
+#if defined(__AVX512F__)
+  return (vec<double>)_mm512_maskz_loadu_pd((__mmask8)((1u << k) - 1u), p);
+#else
+  vec<double> v = vec<double>{};
+  for (int64_t l = 0; l < k; ++l) v[l] = p[l];
+  return v;
+#endif
+}
+inline void store_part(float* p, vec<float> x, int64_t k) {
+#if defined(__AVX512F__)
+  _mm512_mask_storeu_ps(p, (__mmask16)((1u << k) - 1u), (__m512)x);
+#else
+  for (int64_t l = 0; l < k; ++l) p[l] = x[l];
+#endif
+}
+inline void store_part(double* p, vec<double> x, int64_t k) {
+#if defined(__AVX512F__)
+  _mm512_mask_storeu_pd(p, (__mmask8)((1u << k) - 1u), (__m512d)x);
+#else
+  for (int64_t l = 0; l < k; ++l) p[l] = x[l];
+#endif
+}
+inline vec<float> gather_part(const float* p, int64_t stride, int64_t k) {
+#if defined(__AVX512F__)
+  const __m512i idx = _mm512_mullo_epi32(
+      _mm512_set1_epi32((int)stride),
+      _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15));
+  return (vec<float>)_mm512_mask_i32gather_ps(_mm512_setzero_ps(), (__mmask16)((1u << k) - 1u),
+                                               idx, p, 4);
+#else
+  vec<float> v = vec<float>{};
+  for (int64_t l = 0; l < k; ++l) v[l] = p[l * stride];
+  return v;
+#endif
+}
+inline vec<double> gather_part(const double* p, int64_t stride, int64_t k) {
+#if defined(__AVX512F__)
+  const __m256i idx = _mm256_mullo_epi32(_mm256_set1_epi32((int)stride),
+                                         _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+  return (vec<double>)_mm512_mask_i32gather_pd(_mm512_setzero_pd(), (__mmask8)((1u << k) - 1u),
+                                               idx, p, 8);
+#else
+  vec<double> v = vec<double>{};
+  for (int64_t l = 0; l < k; ++l) v[l] = p[l * stride];
+  return v;
+#endif
+}
+
 // ---- step 2: vertical sum of nr >= 2 rows over len elements -----------------
 // Rows are taken kGroup at a time, each group in one pass over out: a few
 // sequential streams at once (in NCHW a window's rows are contiguous, so
 // this reads memory almost like a plain read pass) and out stays in L1.
 constexpr int kGroup = 4;
+// Software prefetch distance (elements) ahead of each row being summed: in
+// NCHW this runs on into the next output row's window rows.
+constexpr int64_t kPrefetch = AVGPOOL_CPU_PREFETCH;
 
 template <int G, bool FIRST, class A>
 void add_rows(const A* const* rp, int64_t len, A* out) {
   constexpr int N = simd<A>::n;
   int64_t i = 0;
   for (; i + 2 * N <= len; i += 2 * N) {
+    for (int g = 0; g < G; ++g) __builtin_prefetch(rp[g] + i + kPrefetch, 0, 0);
     vec<A> s0 = FIRST ? loadu(rp[0] + i) : loadu(out + i) + loadu(rp[0] + i);
     vec<A> s1 = FIRST ? loadu(rp[0] + i + N) : loadu(out + i + N) + loadu(rp[0] + i + N);
     for (int g = 1; g < G; ++g) {
@@ -211,10 +278,11 @@ void add_rows(const A* const* rp, int64_t len, A* out) {
     storeu(out + i, s0);
     storeu(out + i + N, s1);
   }
-  for (; i < len; ++i) {
-    A s = FIRST ? rp[0][i] : out[i] + rp[0][i];
-    for (int g = 1; g < G; ++g) s += rp[g][i];
-    out[i] = s;
+  for (; i < len; i += N) {
+    const int64_t k = imin(N, len - i);
+    vec<A> s0 = FIRST ? load_part(rp[0] + i, k) : load_part(out + i, k) + load_part(rp[0] + i, k);
+    for (int g = 1; g < G; ++g) s0 += load_part(rp[g] + i, k);
+    store_part(out + i, s0, k);
   }
 }
 
@@ -261,6 +329,18 @@ void interior_run(const A* const* hr, int64_t hn, int64_t base, int64_t n, int64
       }
       storeu(out + i, a0 / loadu(div + i));
       storeu(out + i + N, a1 / loadu(div + i + N));
+    }
+  }
+  if (sw * N < (int64_t(1) << 30)) {
+    for (; i < n; i += N) {
+      const int64_t k = imin(N, n - i);
+      vec<A> a0 = zero<A>();
+      for (int64_t r = 0; r < hn; ++r) {
+        const A* row = hr[r] + base + i * sw;
+        for (int64_t j = 0; j < kw; ++j)
+          a0 += sw == 1 ? load_part(row + j, k) : gather_part(row + j, sw, k);
+      }
+      store_part(out + i, a0 / load_part(div + i, k), k);
     }
   }
   for (; i < n; ++i) {
@@ -340,12 +420,53 @@ void horizontal_nhwc(const Job& jb, const A* const* hr, int64_t hn, int64_t xa, 
         for (int64_t x = b; x < e; ++x) a0 += loadu(hr[r] + x * V + c0);
       storeu(o + c0, a0 / dv);
     }
-    for (; c0 < V; ++c0) {
-      A acc = A(0);
+    if (c0 < V) {
+      const int64_t k = V - c0;
+      vec<A> a0 = zero<A>();
       for (int64_t r = 0; r < hn; ++r)
-        for (int64_t x = b; x < e; ++x) acc += hr[r][x * V + c0];
-      o[c0] = acc / d;
+        for (int64_t x = b; x < e; ++x) a0 += load_part(hr[r] + x * V + c0, k);
+      store_part(o + c0, a0 / dv, k);
     }
+  }
+}
+
+// ---- outputs: copy a block's results to dst with non-temporal stores when
+// the output is much larger than the caches (no read-for-ownership).
+template <class A>
+void stream_out(const A* s, A* d, int64_t n) {
+#if defined(__AVX512F__)
+  constexpr int N = simd<A>::n;
+  int64_t i = 0;
+  const int64_t head = imin(n, (int64_t)(((64 - ((uintptr_t)d & 63)) & 63) / sizeof(A)));
+  if (head > 0) store_part(d, load_part(s, head), head);
+  for (i = head; i + N <= n; i += N) {
+    if constexpr (sizeof(A) == 4) _mm512_stream_ps((float*)(d + i), (__m512)loadu(s + i));
+    else _mm512_stream_pd((double*)(d + i), (__m512d)loadu(s + i));
+  }
+  if (i < n) store_part(d + i, load_part(s + i, n - i), n - i);
+#else
+  memcpy(d, s, (size_t)n * sizeof(A));
+#endif
+}
+
+// ---- whole planes, NCHW: one output per plane covering it all -------------
+// (global pooling). A plane's window in PyTorch's order is its memory order;
+// vectorized across planes with gathers.
+template <class A>
+void global_planes(const Job& jb, const A* src, A* dst, int64_t p0, int64_t p1) {
+  constexpr int N = simd<A>::n;
+  const int64_t hw = jb.h * jb.w;
+  const A d = *static_cast<const A*>(jb.div_table);
+  const vec<A> dv = zero<A>() + d;
+  for (int64_t p = p0; p < p1; p += N) {
+    const int64_t k = imin(N, p1 - p);
+    const A* base = src + p * hw;
+    vec<A> acc = zero<A>();
+    if (k == N)
+      for (int64_t e = 0; e < hw; ++e) acc += gather(base + e, hw);
+    else
+      for (int64_t e = 0; e < hw; ++e) acc += gather_part(base + e, hw, k);
+    store_part(dst + p, acc / dv, k);
   }
 }
 
@@ -353,6 +474,11 @@ void horizontal_nhwc(const Job& jb, const A* const* hr, int64_t hn, int64_t xa, 
 template <class T, class A>
 void run_block(const Job& jb, int64_t p0, int64_t p1, int64_t oy0, int64_t oy1, void* scratch) {
   constexpr bool direct = same<T, A>::value;
+  const T* src = static_cast<const T*>(jb.src);
+  T* dst = static_cast<T*>(jb.dst);
+  if constexpr (direct) {
+    if (jb.global) return global_planes<A>(jb, src, dst, p0, p1);
+  }
   const int64_t V = jb.vec, row_len = jb.w * V;
   char* s = static_cast<char*>(scratch);
   const A** rp = reinterpret_cast<const A**>(s);
@@ -364,8 +490,6 @@ void run_block(const Job& jb, int64_t p0, int64_t p1, int64_t oy0, int64_t oy1, 
   A* rowbuf = reinterpret_cast<A*>(s);
   const int64_t row_stride = (int64_t)(align64((size_t)jb.span_cap * sizeof(A)) / sizeof(A));
 
-  const T* src = static_cast<const T*>(jb.src);
-  T* dst = static_cast<T*>(jb.dst);
   const A* div_table = static_cast<const A*>(jb.div_table);
   const A* vrow[1] = {vbuf};
 
@@ -375,17 +499,13 @@ void run_block(const Job& jb, int64_t p0, int64_t p1, int64_t oy0, int64_t oy1, 
       const int64_t nr = imax(rw.end - rw.begin, 0);
       const A* div = div_table + (int64_t)jb.div_row[oy] * jb.ow;
       T* drow = dst + (p * jb.oh + oy) * jb.ow * V;
-      for (int64_t ob0 = 0; ob0 < jb.ow; ob0 += jb.ob) {
+      const T* srow = src + (p * jb.h + rw.begin) * row_len;
+      for (int64_t ob0 = 0, blk = 0; ob0 < jb.ow; ob0 += jb.ob, ++blk) {
         const int64_t ob1 = imin(ob0 + jb.ob, jb.ow);
-        int64_t xa = jb.cols[ob0].begin, xb = jb.cols[ob0].end;
-        for (int64_t ox = ob0 + 1; ox < ob1; ++ox) {
-          xa = imin(xa, jb.cols[ox].begin);
-          xb = imax(xb, jb.cols[ox].end);
-        }
-        if (xb < xa) xb = xa;
+        const int64_t xa = jb.block_cols[2 * blk], xb = jb.block_cols[2 * blk + 1];
         const int64_t span = (xb - xa) * V;
         for (int64_t r = 0; r < nr; ++r) {
-          const T* sp = src + (p * jb.h + rw.begin + r) * row_len + xa * V;
+          const T* sp = srow + r * row_len + xa * V;
           if constexpr (direct) {
             rp[r] = sp;
           } else {
@@ -396,19 +516,23 @@ void run_block(const Job& jb, int64_t p0, int64_t p1, int64_t oy0, int64_t oy1, 
         }
         const A* const* hr = rp;
         int64_t hn = nr;
-        if (!jb.pytorch && nr >= 2) {
+        if (jb.presum && nr >= 2) {
           vertical_sum(rp, nr, span, vbuf);
           hr = vrow;
           hn = 1;
         }
         A* out;
-        if constexpr (direct) out = drow + ob0 * V;
+        if constexpr (direct) out = jb.stream ? obuf : drow + ob0 * V;
         else out = obuf;
         if (V == 1) horizontal_nchw(jb, hr, hn, xa, ob0, ob1, div, out);
         else horizontal_nhwc(jb, hr, hn, xa, ob0, ob1, div, out);
         if constexpr (!direct) store_block(obuf, drow + ob0 * V, (ob1 - ob0) * V);
+        else if (jb.stream) stream_out(obuf, drow + ob0 * V, (ob1 - ob0) * V);
       }
     }
+  }
+  if constexpr (direct) {
+    if (jb.stream) _mm_sfence();  // order the streamed stores before the caller's barrier
   }
 }
 
