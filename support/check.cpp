@@ -76,6 +76,18 @@ std::string Mismatch::message() const {
   return os.str();
 }
 
+std::vector<std::string> impl_names(const std::string& prefix) {
+  std::vector<std::string> names;
+  int64_t count = 0;
+  avgpool_impl_count(&count);
+  for (int64_t i = 0; i < count; ++i) {
+    const char* name = nullptr;
+    if (avgpool_impl_name(i, &name) == AVGPOOL_SUCCESS && std::string(name).rfind(prefix, 0) == 0)
+      names.push_back(name);
+  }
+  return names;
+}
+
 avgpool_status run_reference(const avgpool_params& p, const void* src, void* dst) {
   avgpool_params r = p;
   r.backend = AVGPOOL_BACKEND_REFERENCE;

@@ -7,6 +7,7 @@
 
 #include <random>
 #include <string>
+#include <vector>
 
 #include "avgpool/avgpool.h"
 
@@ -41,6 +42,10 @@ struct Mismatch {
 // src is needed for mean|x|: it is recomputed with the reference on |src|.
 Mismatch compare_to_reference(const avgpool_params& p, const void* src, const void* got,
                               const void* ref);
+
+// The implementations compiled in whose names start with prefix ("cpu:",
+// "cuda:", "" for all), in dispatch order.
+std::vector<std::string> impl_names(const std::string& prefix);
 
 // Runs the reference backend for p on host src into host dst.
 avgpool_status run_reference(const avgpool_params& p, const void* src, void* dst);

@@ -139,4 +139,14 @@ std::string default_golden_path() {
 #endif
 }
 
+const GoldenFile* default_golden(std::string* error) {
+  static std::string load_error;
+  static const GoldenFile* const file = [] {
+    static GoldenFile f;
+    return read_golden(default_golden_path(), &f, &load_error) ? &f : nullptr;
+  }();
+  if (file == nullptr && error != nullptr) *error = load_error;
+  return file;
+}
+
 }  // namespace avgpool_support

@@ -50,4 +50,8 @@ std::string format_case(const GoldenCase& gc, const std::vector<float>& values);
 // configure time (AVGPOOL_GOLDEN_DEFAULT).
 std::string default_golden_path();
 
+// The file at default_golden_path(), read once per process (thread-safe).
+// Returns nullptr, with the reason in *error, when it cannot be read.
+const GoldenFile* default_golden(std::string* error);
+
 }  // namespace avgpool_support

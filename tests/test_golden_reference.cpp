@@ -13,14 +13,10 @@ using namespace avgpool_support;
 namespace {
 
 const GoldenFile& golden() {
-  static GoldenFile file;
-  static bool loaded = false;
-  if (!loaded) {
-    std::string error;
-    REQUIRE_MESSAGE(read_golden(default_golden_path(), &file, &error), error);
-    loaded = true;
-  }
-  return file;
+  std::string error;
+  const GoldenFile* file = default_golden(&error);
+  REQUIRE_MESSAGE(file != nullptr, error);
+  return *file;
 }
 
 }  // namespace

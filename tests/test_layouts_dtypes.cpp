@@ -31,14 +31,10 @@ std::vector<char> relayout(const std::vector<char>& in, const int64_t d[4], int6
 }
 
 const GoldenFile& golden() {
-  static GoldenFile file;
-  static bool loaded = false;
-  if (!loaded) {
-    std::string error;
-    REQUIRE_MESSAGE(read_golden(default_golden_path(), &file, &error), error);
-    loaded = true;
-  }
-  return file;
+  std::string error;
+  const GoldenFile* file = default_golden(&error);
+  REQUIRE_MESSAGE(file != nullptr, error);
+  return *file;
 }
 
 double f64_ulp(double v) {
