@@ -10,6 +10,8 @@
 // the read-only cache (neighbours re-read the same pixels). A scalar variant
 // (one channel per thread) serves C * size not a multiple of 16 bytes or
 // unaligned pointers. 64-bit indices; 1-D grid-stride grid.
+#include <type_traits>
+
 #include "common.cuh"
 
 namespace avgpool {
@@ -23,8 +25,12 @@ struct NhwcArgs {
   bool include_pad;
 };
 
+// Three blocks per SM (85 registers) put more loads in flight; bf16's
+// conversions need more registers, so two for it (spills otherwise).
+template <typename T> constexpr int nhwc_min_blocks() { return std::is_same<T, __nv_bfloat16>::value ? 2 : 3; }
+
 template <typename T, int K, bool VEC, bool STREAM>
-__global__ void __launch_bounds__(256)
+__global__ void __launch_bounds__(256, nhwc_min_blocks<T>())
 nhwc_kernel(const T* __restrict__ src, T* __restrict__ dst, NhwcArgs a) {
   using E = Elem<T>;
   using A = typename E::acc_t;

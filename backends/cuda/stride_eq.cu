@@ -225,19 +225,22 @@ avgpool_status accepts(const Problem& q) {
 }
 
 // Blocks per SM the compiler plans registers for: 2 (64 registers, a few
-// spills for K = 11) by default; AVGPOOL_CUDA_SE_MINB=1 picks the unspilled
-// one-block variant (a tuning knob for the benchmark, read once).
-int min_blocks() {
+// spills for K = 11) for f32/f64, 1 for the half types (which spill heavily
+// at 64 registers; measured 2026-11-29 on the seed shape: f32 4.30 ms with 2
+// vs 4.60 with 1; bf16 4.83 with 2 vs 2.37 with 1). AVGPOOL_CUDA_SE_MINB=1|2
+// overrides (a tuning knob for the benchmark, read once).
+int min_blocks(int64_t element_size) {
   static const int v = [] {
     const char* e = getenv("AVGPOOL_CUDA_SE_MINB");
-    return e != nullptr && atoi(e) == 1 ? 1 : 2;
+    return e != nullptr ? atoi(e) : 0;
   }();
-  return v;
+  if (v == 1 || v == 2) return v;
+  return element_size == 2 ? 1 : 2;
 }
 
 template <typename T, int K, bool PYT>
 avgpool_status launch_k(const SeArgs& a, const Geometry& g, const T* src, T* dst, cudaStream_t st) {
-  auto kernel = min_blocks() == 1 ? stride_eq_kernel<T, K, PYT, 1> : stride_eq_kernel<T, K, PYT, 2>;
+  auto kernel = min_blocks(sizeof(T)) == 1 ? stride_eq_kernel<T, K, PYT, 1> : stride_eq_kernel<T, K, PYT, 2>;
   static const avgpool_status allowed =
       allow_shared((const void*)stride_eq_kernel<T, K, PYT, 1>, max_shared_per_block(), "stride_eq_kernel") ||
       allow_shared((const void*)stride_eq_kernel<T, K, PYT, 2>, max_shared_per_block(), "stride_eq_kernel")

@@ -4,6 +4,7 @@
 // output of more than 2^31 elements (kernel 1 on a 2^31+ element input) on
 // every CUDA implementation.
 #include <doctest/doctest.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -60,7 +61,7 @@ TEST_CASE("seed case 16x64x2048x2048 f32 k11 s11: sampled outputs and first/last
     REQUIRE(avgpool_plan_create(&p, &plan) == AVGPOOL_SUCCESS);
     const char* name = nullptr;
     avgpool_plan_impl_name(plan, &name);
-    CHECK(std::string(name) == "cuda:stride_eq_kernel");
+    CHECK(std::string(name) == "cuda:nchw_rows");
     // guard band after dst
     CUDA_OK(cudaMemset(dst.p, kPoisonByte, (size_t)(planes * oplane * 4) + 4096));
     REQUIRE(avgpool_plan_execute(plan, src.p, dst.p, nullptr) == AVGPOOL_SUCCESS);
@@ -93,8 +94,10 @@ TEST_CASE("seed case 16x64x2048x2048 f32 k11 s11: sampled outputs and first/last
       double want = 0;
       REQUIRE(avgpool_reference_outputs(ref_plan, pattern[pl % kPatterns].data(), 1, &in_plane, &want) ==
               AVGPOOL_SUCCESS);
-      const bool ok = num == AVGPOOL_NUMERICS_PYTORCH ? (float)want == g
-                                                      : ulp_distance_f32(g, (float)want) <= 2;
+      // fast: 1 ulp + the float32 summation bound (inputs in [-1, 1): mean|x| <= 1)
+      const bool ok = num == AVGPOOL_NUMERICS_PYTORCH
+                          ? (float)want == g
+                          : fabs((double)g - want) <= fabs(want) * 0x1.0p-23 + 121 * 0x1.0p-24;
       if (!ok && bad++ < 5) printf("seed sample %lld: got %.9g want %.9g\n", (long long)idx, g, want);
     }
     CHECK(bad == 0);

@@ -1,0 +1,411 @@
+// cuda:nchw_rows - NCHW, any stride (stride == kernel and overlapping),
+// padding, ceil_mode, divisor, whenever a few full input rows fit in shared
+// memory (W up to ~4K f32 for k11). The first choice for NCHW.
+//
+// In NCHW the input rows under a group of output rows are one contiguous
+// byte range (and whole small planes are contiguous too). So a work item is
+// "R output rows of one plane" (or "P whole planes" when planes are small),
+// and its input arrives with ONE bulk asynchronous copy (cp.async.bulk, the
+// Hopper copy engine) into a shared-memory stage, completing on an mbarrier.
+// A producer warp keeps S stages in flight (no registers held by loads,
+// unlike a register-staged kernel); 8 consumer warps compute each stage:
+//  - fast numerics: vertical window sums per input column (16-byte shared
+//    loads when aligned), then horizontal sums of those: work per output
+//    ~ kh * W / ow + kw (separable);
+//  - pytorch numerics: each window summed rows then columns, left to right,
+//    into one accumulator: PyTorch's order, bitwise.
+// Items are handed out grid-stride over a persistent grid, consecutive items
+// being neighbouring row groups: overlapping rows are re-read from L2.
+// Unaligned item boundaries: the copy engine moves the 16-byte-aligned
+// interior; the producer lanes load the few head/tail elements themselves.
+#include <algorithm>
+
+#include "common.cuh"
+
+namespace avgpool {
+namespace cuda {
+namespace {
+
+constexpr int kConsumerWarps = 8;
+constexpr int kConsumers = kConsumerWarps * 32;
+constexpr int kThreads = kConsumers + 32;  // + one producer warp
+constexpr int kMaxStages = 4;
+
+struct RowsArgs {
+  int64_t planes, h, w, oh, ow, kh, kw, sh, sw, ph, pw, divisor_override;
+  int64_t items, row_groups;  // items = plane_groups * row_groups
+  int64_t r_rows;             // output rows per item (P == 1)
+  int64_t p_planes;           // planes per item (> 1 only when whole planes fit)
+  int stages;
+  int stage_bytes;            // per stage, 16-byte multiple, incl. 16 bytes of slack
+  int vs_offset;              // bytes: start of the vertical-sum buffer (fast)
+  bool include_pad;
+};
+
+// ---- PTX helpers: mbarrier and the bulk copy engine ---------------------------------
+__device__ __forceinline__ uint32_t smem_addr(const void* p) {
+  return (uint32_t)__cvta_generic_to_shared(p);
+}
+__device__ __forceinline__ void mbar_init(uint64_t* bar, uint32_t count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(smem_addr(bar)), "r"(count) : "memory");
+}
+__device__ __forceinline__ void mbar_arrive(uint64_t* bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(smem_addr(bar)) : "memory");
+}
+__device__ __forceinline__ void mbar_arrive_expect_tx(uint64_t* bar, uint32_t bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem_addr(bar)), "r"(bytes)
+               : "memory");
+}
+__device__ __forceinline__ void mbar_wait(uint64_t* bar, uint32_t parity) {
+  asm volatile(
+      "{\n\t.reg .pred p;\n"
+      "WAIT_%=:\n\t"
+      "mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n\t"
+      "@!p bra WAIT_%=;\n}" ::"r"(smem_addr(bar)),
+      "r"(parity)
+      : "memory");
+}
+__device__ __forceinline__ void bulk_copy_g2s(void* dst, const void* src, uint32_t bytes, uint64_t* bar) {
+  asm volatile(
+      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
+          smem_addr(dst)),
+      "l"(src), "r"(bytes), "r"(smem_addr(bar))
+      : "memory");
+}
+__device__ __forceinline__ void consumers_sync() {
+  asm volatile("bar.sync 1, %0;" ::"n"(kConsumers) : "memory");
+}
+
+// The input range of an item: planes [p0, p0 + np), input rows [r0, r1) of
+// each (all rows when whole planes), output rows [oy0, oy0 + noy).
+struct Item {
+  int64_t p0, r0, r1, oy0;
+  int np, noy;
+  int64_t first, count;  // elements of src
+};
+
+__device__ __forceinline__ Item decode(const RowsArgs& a, int64_t item) {
+  Item it;
+  const int64_t pg = item / a.row_groups, rg = item - pg * a.row_groups;
+  it.p0 = pg * a.p_planes;
+  it.np = (int)(a.planes - it.p0 < a.p_planes ? a.planes - it.p0 : a.p_planes);
+  it.oy0 = rg * a.r_rows;
+  it.noy = (int)(a.oh - it.oy0 < a.r_rows ? a.oh - it.oy0 : a.r_rows);
+  if (a.p_planes > 1) {  // whole planes
+    it.r0 = 0;
+    it.r1 = a.h;
+    it.first = it.p0 * a.h * a.w;
+    it.count = (int64_t)it.np * a.h * a.w;
+  } else {
+    it.r0 = axis_window(it.oy0, a.h, a.kh, a.sh, a.ph).begin;
+    it.r1 = axis_window(it.oy0 + it.noy - 1, a.h, a.kh, a.sh, a.ph).end;
+    it.first = (it.p0 * a.h + it.r0) * a.w;
+    it.count = (it.r1 - it.r0) * a.w;
+  }
+  return it;
+}
+
+template <typename T, int K, bool PYT>
+__global__ void __launch_bounds__(kThreads, 1)
+nchw_rows_kernel(const T* __restrict__ src, T* __restrict__ dst, RowsArgs a) {
+  using E = Elem<T>;
+  using A = typename E::acc_t;
+  constexpr int V = vec_of<T>();
+  extern __shared__ __align__(128) unsigned char smem[];
+  __shared__ uint64_t full[kMaxStages], empty[kMaxStages];
+  const int tid = threadIdx.x;
+  const int warp = tid / 32, lane = tid % 32;
+  const int64_t kh = K > 0 ? K : a.kh, kw = K > 0 ? K : a.kw;
+
+  if (tid == 0) {
+    for (int s = 0; s < a.stages; ++s) {
+      mbar_init(&full[s], 32);
+      mbar_init(&empty[s], kConsumers);
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  }
+  __syncthreads();
+
+  if (warp == kConsumerWarps) {
+    // ---- producer warp -----------------------------------------------------------
+    int k = 0;
+    for (int64_t item = blockIdx.x; item < a.items; item += gridDim.x, ++k) {
+      const int s = k % a.stages;
+      if (k >= a.stages) mbar_wait(&empty[s], (uint32_t)((k / a.stages - 1) & 1));
+      const Item it = decode(a, item);
+      const char* g0 = reinterpret_cast<const char*>(src + it.first);
+      const char* g1 = reinterpret_cast<const char*>(src + it.first + it.count);
+      const uintptr_t mis = (uintptr_t)g0 & 15;
+      unsigned char* stage = smem + (size_t)s * a.stage_bytes;
+      char* t = reinterpret_cast<char*>(stage + mis);  // element 0 of the item
+      const char* ia = reinterpret_cast<const char*>(((uintptr_t)g0 + 15) & ~(uintptr_t)15);
+      const char* ib = reinterpret_cast<const char*>((uintptr_t)g1 & ~(uintptr_t)15);
+      if (ib < ia) ib = ia;  // fewer than 16 aligned bytes: all by hand
+      const int64_t head = (ia - g0) / (int64_t)sizeof(T), tail = (g1 - ib) / (int64_t)sizeof(T);
+      const int64_t tail0 = (ib - g0) / (int64_t)sizeof(T);
+      for (int64_t i = lane; i < head + tail; i += 32) {
+        const int64_t e = i < head ? i : tail0 + (i - head);
+        reinterpret_cast<T*>(t)[e] = load1<true>(src + it.first + e);
+      }
+      __syncwarp();
+      if (lane == 0) {
+        const uint32_t bytes = (uint32_t)(ib - ia);
+        if (bytes > 0) {
+          asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+          mbar_arrive_expect_tx(&full[s], bytes);
+          bulk_copy_g2s(t + (ia - g0), ia, bytes, &full[s]);
+        } else {
+          mbar_arrive(&full[s]);
+        }
+      } else {
+        mbar_arrive(&full[s]);
+      }
+    }
+    return;
+  }
+
+  // ---- consumer warps --------------------------------------------------------------
+  A* vs = reinterpret_cast<A*>(smem + a.vs_offset);
+  const int64_t W = a.w;
+  int k = 0;
+  for (int64_t item = blockIdx.x; item < a.items; item += gridDim.x, ++k) {
+    const int s = k % a.stages;
+    mbar_wait(&full[s], (uint32_t)((k / a.stages) & 1));
+    const Item it = decode(a, item);
+    const uintptr_t mis = (uintptr_t)(src + it.first) & 15;
+    const T* t = reinterpret_cast<const T*>(smem + (size_t)s * a.stage_bytes + mis);
+    const int64_t plane_rows = it.r1 - it.r0;  // rows per plane in the stage
+    const int nrows_out = it.np * it.noy;      // (plane, output row) pairs
+
+    if constexpr (!PYT) {
+      // vertical sums: vs[(p, r)][x] over the window rows of output row r
+      const bool vec = mis == 0 && (W * (int64_t)sizeof(T)) % 16 == 0;
+      for (int pr = warp; pr < nrows_out; pr += kConsumerWarps) {
+        const int p = pr / it.noy, r = pr - p * it.noy;
+        const AxisWindow rw = axis_window(it.oy0 + r, a.h, kh, a.sh, a.ph);
+        const T* col0 = t + (p * plane_rows + (rw.begin - it.r0)) * W;
+        const int n = (int)(rw.end - rw.begin);
+        A* out = vs + (int64_t)pr * W;
+        if (vec) {
+          for (int64_t x = (int64_t)lane * V; x < W; x += 32 * V) {
+            A acc[V];
+#pragma unroll
+            for (int j = 0; j < V; ++j) acc[j] = A(0);
+            if constexpr (K > 0) {
+#pragma unroll
+              for (int y = 0; y < K; ++y) {
+                if (y < n) {
+                  const Vec16<T> v = *reinterpret_cast<const Vec16<T>*>(col0 + y * W + x);
+#pragma unroll
+                  for (int j = 0; j < V; ++j) acc[j] += E::to_acc(v.v[j]);
+                }
+              }
+            } else {
+              for (int y = 0; y < n; ++y) {
+                const Vec16<T> v = *reinterpret_cast<const Vec16<T>*>(col0 + y * W + x);
+#pragma unroll
+                for (int j = 0; j < V; ++j) acc[j] += E::to_acc(v.v[j]);
+              }
+            }
+            struct alignas(sizeof(A) * V) AccV { A v[V]; };
+            AccV o;
+#pragma unroll
+            for (int j = 0; j < V; ++j) o.v[j] = acc[j];
+            *reinterpret_cast<AccV*>(out + x) = o;
+          }
+        } else {
+          for (int64_t x = lane; x < W; x += 32) {
+            A acc = A(0);
+            if constexpr (K > 0) {
+#pragma unroll
+              for (int y = 0; y < K; ++y)
+                if (y < n) acc += E::to_acc(col0[y * W + x]);
+            } else {
+              for (int y = 0; y < n; ++y) acc += E::to_acc(col0[y * W + x]);
+            }
+            out[x] = acc;
+          }
+        }
+      }
+      // The stage is no longer needed: hand it back before the horizontal pass.
+      mbar_arrive(&empty[s]);
+      consumers_sync();
+      for (int pr = warp; pr < nrows_out; pr += kConsumerWarps) {
+        const int p = pr / it.noy, r = pr - p * it.noy;
+        const int64_t oy = it.oy0 + r;
+        const AxisWindow rw = axis_window(oy, a.h, kh, a.sh, a.ph);
+        const A* row = vs + (int64_t)pr * W;
+        T* orow = dst + ((it.p0 + p) * a.oh + oy) * a.ow;
+        for (int64_t ox = lane; ox < a.ow; ox += 32) {
+          const AxisWindow cw = axis_window(ox, a.w, kw, a.sw, a.pw);
+          const A* c = row + cw.begin;
+          const int n = (int)(cw.end - cw.begin);
+          A sum = A(0);
+          if constexpr (K > 0) {
+#pragma unroll
+            for (int j = 0; j < K; ++j)
+              if (j < n) sum += c[j];
+          } else {
+            for (int j = 0; j < n; ++j) sum += c[j];
+          }
+          orow[ox] = E::from_acc(finish(sum, rw, cw, a.include_pad, a.divisor_override));
+        }
+      }
+      consumers_sync();  // vs is rewritten by the next item
+    } else {
+      for (int pr = warp; pr < nrows_out; pr += kConsumerWarps) {
+        const int p = pr / it.noy, r = pr - p * it.noy;
+        const int64_t oy = it.oy0 + r;
+        const AxisWindow rw = axis_window(oy, a.h, kh, a.sh, a.ph);
+        const T* rows = t + (p * plane_rows + (rw.begin - it.r0)) * W;
+        const int nr = (int)(rw.end - rw.begin);
+        T* orow = dst + ((it.p0 + p) * a.oh + oy) * a.ow;
+        for (int64_t ox = lane; ox < a.ow; ox += 32) {
+          const AxisWindow cw = axis_window(ox, a.w, kw, a.sw, a.pw);
+          const int n = (int)(cw.end - cw.begin);
+          A sum = A(0);
+          for (int y = 0; y < nr; ++y) {
+            const T* c = rows + y * W + cw.begin;
+            if constexpr (K > 0) {
+#pragma unroll
+              for (int j = 0; j < K; ++j)
+                if (j < n) sum += E::to_acc(c[j]);
+            } else {
+              for (int j = 0; j < n; ++j) sum += E::to_acc(c[j]);
+            }
+          }
+          orow[ox] = E::from_acc(finish(sum, rw, cw, a.include_pad, a.divisor_override));
+        }
+      }
+      mbar_arrive(&empty[s]);
+    }
+  }
+}
+
+// ---- host: geometry shared by accepts and execute -------------------------------------
+bool geometry(const Problem& q, RowsArgs* a, int64_t* smem) {
+  const bool pyt = q.numerics == AVGPOOL_NUMERICS_PYTORCH;
+  const int64_t es = q.element_size, acc = q.dtype == AVGPOOL_DTYPE_F64 ? 8 : 4;
+  const int64_t limit = max_shared_per_block() - 1024;
+  const int64_t row_bytes = q.w * es;
+  const int64_t target = 24 * 1024;  // a stage's input when rows are narrow
+  int64_t r_rows, p_planes, in_elems;
+  if (q.h * row_bytes <= target / 2 && q.planes() > 1) {
+    // whole planes per item
+    r_rows = q.oh;
+    p_planes = std::min<int64_t>(q.planes(), target / (q.h * row_bytes));
+    in_elems = p_planes * q.h * q.w;
+  } else {
+    p_planes = 1;
+    const int64_t rows_fit = target / row_bytes;
+    r_rows = rows_fit > q.kh ? (rows_fit - q.kh) / q.sh + 1 : 1;
+    r_rows = std::min<int64_t>(r_rows, q.oh);
+    in_elems = std::min<int64_t>(q.h, (r_rows - 1) * q.sh + q.kh) * q.w;
+  }
+  const int64_t stage = (in_elems * es + 16 + 15) / 16 * 16;  // + misalignment slack
+  const int64_t vs = pyt ? 0 : (p_planes * r_rows * q.w * acc + 15) / 16 * 16;
+  int64_t stages = std::min<int64_t>(kMaxStages, (limit - vs) / std::max<int64_t>(stage, 1));
+  if (stages < 2 || stage >= (int64_t(1) << 31)) {
+    set_error(AVGPOOL_ERROR_UNSUPPORTED,
+              "cuda:nchw_rows: %lld input rows of %lld bytes do not fit twice in shared memory",
+              (long long)q.kh, (long long)row_bytes);
+    return false;
+  }
+  a->r_rows = r_rows;
+  a->p_planes = p_planes;
+  a->stages = (int)stages;
+  a->stage_bytes = (int)stage;
+  a->vs_offset = (int)(stages * stage);
+  a->row_groups = ceil_div(q.oh, r_rows);
+  a->items = ceil_div(q.planes(), p_planes) * a->row_groups;
+  *smem = stages * stage + vs;
+  return true;
+}
+
+avgpool_status accepts(const Problem& q) {
+  avgpool_status s = device_usable();
+  if (s != AVGPOOL_SUCCESS) return s;
+  if (q.layout != AVGPOOL_LAYOUT_NCHW)
+    return set_error(AVGPOOL_ERROR_UNSUPPORTED, "cuda:nchw_rows is NCHW only");
+  RowsArgs a;
+  int64_t smem;
+  return geometry(q, &a, &smem) ? AVGPOOL_SUCCESS : AVGPOOL_ERROR_UNSUPPORTED;
+}
+
+int sm_count() {
+  static const int n = [] {
+    int device = 0, count = 132;
+    if (cudaGetDevice(&device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) {
+      cudaGetLastError();
+      count = 132;
+    }
+    return count;
+  }();
+  return n;
+}
+
+template <typename T, int K, bool PYT>
+avgpool_status launch_k(const RowsArgs& a, int64_t smem, const T* src, T* dst, cudaStream_t st) {
+  auto kernel = nchw_rows_kernel<T, K, PYT>;
+  static const avgpool_status allowed =
+      allow_shared((const void*)kernel, max_shared_per_block(), "nchw_rows_kernel");
+  if (smem > 48 * 1024 && allowed != AVGPOOL_SUCCESS)
+    return set_error(AVGPOOL_ERROR_DEVICE, "nchw_rows_kernel: cannot raise the shared-memory limit");
+  // persistent grid: as many blocks as fit at once
+  int per_sm = 1;
+  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, (size_t)smem) != cudaSuccess ||
+      per_sm < 1) {
+    cudaGetLastError();
+    per_sm = 1;
+  }
+  const int64_t grid = std::min<int64_t>(a.items, (int64_t)per_sm * sm_count());
+  kernel<<<(unsigned)grid, kThreads, smem, st>>>(src, dst, a);
+  return check_launch("nchw_rows_kernel");
+}
+
+template <typename T, bool PYT>
+avgpool_status launch(const RowsArgs& a, int64_t smem, const T* src, T* dst, cudaStream_t st) {
+  const int k = a.kh == a.kw ? (int)a.kh : 0;
+  switch (k) {
+    case 2: return launch_k<T, 2, PYT>(a, smem, src, dst, st);
+    case 3: return launch_k<T, 3, PYT>(a, smem, src, dst, st);
+    case 4: return launch_k<T, 4, PYT>(a, smem, src, dst, st);
+    case 5: return launch_k<T, 5, PYT>(a, smem, src, dst, st);
+    case 7: return launch_k<T, 7, PYT>(a, smem, src, dst, st);
+    case 11: return launch_k<T, 11, PYT>(a, smem, src, dst, st);
+    default: return launch_k<T, 0, PYT>(a, smem, src, dst, st);
+  }
+}
+
+avgpool_status execute(const Problem& q, const void* src, void* dst, void* stream) {
+  avgpool_status s = check_device_pointers(src, dst);
+  if (s != AVGPOOL_SUCCESS) return s;
+  RowsArgs a;
+  int64_t smem = 0;
+  if (!geometry(q, &a, &smem)) return AVGPOOL_ERROR_UNSUPPORTED;
+  a.planes = q.planes(); a.h = q.h; a.w = q.w; a.oh = q.oh; a.ow = q.ow;
+  a.kh = q.kh; a.kw = q.kw; a.sh = q.sh; a.sw = q.sw; a.ph = q.ph; a.pw = q.pw;
+  a.divisor_override = q.divisor_override;
+  a.include_pad = q.count_include_pad;
+  const bool pyt = q.numerics == AVGPOOL_NUMERICS_PYTORCH;
+  return dispatch_dtype_cuda(q.dtype, [&](auto zero) {
+    using T = decltype(zero);
+    const T* s_ = static_cast<const T*>(src);
+    T* d_ = static_cast<T*>(dst);
+    return pyt ? launch<T, true>(a, smem, s_, d_, (cudaStream_t)stream)
+               : launch<T, false>(a, smem, s_, d_, (cudaStream_t)stream);
+  });
+}
+
+}  // namespace
+
+const Impl kNchwRowsImpl = {
+    /* .name     = */ "cuda:nchw_rows",
+    /* .backend  = */ AVGPOOL_BACKEND_CUDA,
+    /* .accepts  = */ accepts,
+    /* .execute  = */ execute,
+};
+
+}  // namespace cuda
+}  // namespace avgpool
