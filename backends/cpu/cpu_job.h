@@ -30,6 +30,9 @@ struct Job {
   // f64): output (oy, ox) divides by div_table[div_row[oy] * ow + ox].
   const void* div_table;
   const int32_t* div_row;
+  // Fast numerics: 1 / divisor, rounded, same layout (multiply and one FMA
+  // correction instead of a division); NULL in pytorch numerics.
+  const void* rcp_table;
   // Output columns [ox_lo, ox_hi) have full windows (end - begin == kw) whose
   // begins step by sw: cols[ox].begin = cols[ox_lo].begin + (ox - ox_lo) * sw.
   // The NCHW kernels vectorize across these outputs.

@@ -139,7 +139,18 @@ avgpool_status run(const Problem& q, const void* src, void* dst, BlockFn (*pick)
   j.cols = q.cols.data();
   j.div_table = div_table.data();
   j.div_row = div_row.data();
-  j.presum = q.numerics == AVGPOOL_NUMERICS_FAST && (j.vec == 1 || q.sw < q.kw);
+  std::vector<A> rcp_table;
+  j.rcp_table = nullptr;
+  if (q.numerics == AVGPOOL_NUMERICS_FAST) {
+    try {
+      rcp_table.resize(div_table.size());
+    } catch (const std::bad_alloc&) {
+      return set_error(AVGPOOL_ERROR_OUT_OF_MEMORY, "no memory for the reciprocal table");
+    }
+    for (size_t i = 0; i < div_table.size(); ++i) rcp_table[i] = A(1) / div_table[i];
+    j.rcp_table = rcp_table.data();
+  }
+  j.presum = q.numerics == AVGPOOL_NUMERICS_FAST && j.vec == 1;
   {
     const char* e = getenv("AVGPOOL_CPU_STREAM");
     j.stream = q.dst_elements * q.element_size >= kStreamBytes;

@@ -24,7 +24,7 @@
 #include "cpu_job.h"
 
 #ifndef AVGPOOL_CPU_PREFETCH
-#define AVGPOOL_CPU_PREFETCH 512
+#define AVGPOOL_CPU_PREFETCH 256
 #endif
 #ifndef AVGPOOL_CPU_ISA
 #error "define AVGPOOL_CPU_ISA before including kernels.inl"
@@ -254,6 +254,52 @@ inline vec<double> gather_part(const double* p, int64_t stride, int64_t k) {
 #endif
 }
 
+// Fast numerics' division: q0 = a * rcp, then one FMA correction (Markstein)
+// q = q0 + (a - q0*d) * rcp, which gives the correctly rounded a / d in all
+// but rare cases and is always within one rounding of it; lanes where a is
+// Inf or NaN keep q0. Without FMA, the true division. (pytorch numerics
+// always divides.)
+inline vec<float> quot_fast(vec<float> a, vec<float> d, vec<float> r) {
+#if defined(__AVX512F__)
+  const __m512 q0 = _mm512_mul_ps((__m512)a, (__m512)r);
+  const __m512 e = _mm512_fnmadd_ps(q0, (__m512)d, (__m512)a);
+  const __m512 q = _mm512_fmadd_ps(e, (__m512)r, q0);
+  return (vec<float>)_mm512_mask_blend_ps(_mm512_cmp_ps_mask(e, e, _CMP_ORD_Q), q0, q);
+#elif defined(__AVX2__) && defined(__FMA__)
+  union U { vec<float> v; __m256 h[2]; } ua{a}, ud{d}, ur{r}, out;
+  for (int k = 0; k < 2; ++k) {
+    const __m256 q0 = _mm256_mul_ps(ua.h[k], ur.h[k]);
+    const __m256 e = _mm256_fnmadd_ps(q0, ud.h[k], ua.h[k]);
+    const __m256 q = _mm256_fmadd_ps(e, ur.h[k], q0);
+    out.h[k] = _mm256_blendv_ps(q0, q, _mm256_cmp_ps(e, e, _CMP_ORD_Q));
+  }
+  return out.v;
+#else
+  (void)r;
+  return a / d;
+#endif
+}
+inline vec<double> quot_fast(vec<double> a, vec<double> d, vec<double> r) {
+#if defined(__AVX512F__)
+  const __m512d q0 = _mm512_mul_pd((__m512d)a, (__m512d)r);
+  const __m512d e = _mm512_fnmadd_pd(q0, (__m512d)d, (__m512d)a);
+  const __m512d q = _mm512_fmadd_pd(e, (__m512d)r, q0);
+  return (vec<double>)_mm512_mask_blend_pd(_mm512_cmp_pd_mask(e, e, _CMP_ORD_Q), q0, q);
+#elif defined(__AVX2__) && defined(__FMA__)
+  union U { vec<double> v; __m256d h[2]; } ua{a}, ud{d}, ur{r}, out;
+  for (int k = 0; k < 2; ++k) {
+    const __m256d q0 = _mm256_mul_pd(ua.h[k], ur.h[k]);
+    const __m256d e = _mm256_fnmadd_pd(q0, ud.h[k], ua.h[k]);
+    const __m256d q = _mm256_fmadd_pd(e, ur.h[k], q0);
+    out.h[k] = _mm256_blendv_pd(q0, q, _mm256_cmp_pd(e, e, _CMP_ORD_Q));
+  }
+  return out.v;
+#else
+  (void)r;
+  return a / d;
+#endif
+}
+
 // ---- step 2: vertical sum of nr >= 2 rows over len elements -----------------
 // Rows are taken kGroup at a time, each group in one pass over out: a few
 // sequential streams at once (in NCHW a window's rows are contiguous, so
@@ -268,7 +314,10 @@ void add_rows(const A* const* rp, int64_t len, A* out) {
   constexpr int N = simd<A>::n;
   int64_t i = 0;
   for (; i + 2 * N <= len; i += 2 * N) {
-    for (int g = 0; g < G; ++g) __builtin_prefetch(rp[g] + i + kPrefetch, 0, 0);
+    for (int g = 0; g < G; ++g) {
+      __builtin_prefetch(rp[g] + i + kPrefetch, 0, 3);
+      __builtin_prefetch(rp[g] + i + kPrefetch + N, 0, 3);
+    }
     vec<A> s0 = FIRST ? loadu(rp[0] + i) : loadu(out + i) + loadu(rp[0] + i);
     vec<A> s1 = FIRST ? loadu(rp[0] + i + N) : loadu(out + i + N) + loadu(rp[0] + i + N);
     for (int g = 1; g < G; ++g) {
@@ -308,7 +357,7 @@ void vertical_sum(const A* const* rp, int64_t nr, int64_t len, A* out) {
 // gathers otherwise. KW, SW > 0: compile-time; 0: the run-time kw, sw.
 template <int KW, int SW, class A>
 void interior_run(const A* const* hr, int64_t hn, int64_t base, int64_t n, int64_t kw_rt,
-                  int64_t sw_rt, const A* div, A* out) {
+                  int64_t sw_rt, const A* div, const A* rcp, A* out) {
   constexpr int N = simd<A>::n;
   const int64_t kw = KW > 0 ? KW : kw_rt, sw = SW > 0 ? SW : sw_rt;
   int64_t i = 0;
@@ -327,8 +376,13 @@ void interior_run(const A* const* hr, int64_t hn, int64_t base, int64_t n, int64
           }
         }
       }
-      storeu(out + i, a0 / loadu(div + i));
-      storeu(out + i + N, a1 / loadu(div + i + N));
+      if (rcp) {
+        storeu(out + i, quot_fast(a0, loadu(div + i), loadu(rcp + i)));
+        storeu(out + i + N, quot_fast(a1, loadu(div + i + N), loadu(rcp + i + N)));
+      } else {
+        storeu(out + i, a0 / loadu(div + i));
+        storeu(out + i + N, a1 / loadu(div + i + N));
+      }
     }
   }
   if (sw * N < (int64_t(1) << 30)) {
@@ -340,7 +394,10 @@ void interior_run(const A* const* hr, int64_t hn, int64_t base, int64_t n, int64
         for (int64_t j = 0; j < kw; ++j)
           a0 += sw == 1 ? load_part(row + j, k) : gather_part(row + j, sw, k);
       }
-      store_part(out + i, a0 / load_part(div + i, k), k);
+      store_part(out + i,
+                 rcp ? quot_fast(a0, load_part(div + i, k), load_part(rcp + i, k))
+                     : a0 / load_part(div + i, k),
+                 k);
     }
   }
   for (; i < n; ++i) {
@@ -355,15 +412,15 @@ void interior_run(const A* const* hr, int64_t hn, int64_t base, int64_t n, int64
 
 template <class A>
 void interior(const Job& jb, const A* const* hr, int64_t hn, int64_t base, int64_t n,
-              const A* div, A* out) {
+              const A* div, const A* rcp, A* out) {
 #define AVGPOOL_CASE(K, S) \
-  if (jb.kw == K && jb.sw == S) return interior_run<K, S, A>(hr, hn, base, n, K, S, div, out);
+  if (jb.kw == K && jb.sw == S) return interior_run<K, S, A>(hr, hn, base, n, K, S, div, rcp, out);
   AVGPOOL_CASE(2, 2) AVGPOOL_CASE(3, 1) AVGPOOL_CASE(3, 2) AVGPOOL_CASE(3, 3)
   AVGPOOL_CASE(4, 4) AVGPOOL_CASE(5, 1) AVGPOOL_CASE(7, 1) AVGPOOL_CASE(7, 7)
   AVGPOOL_CASE(11, 4) AVGPOOL_CASE(11, 11)
 #undef AVGPOOL_CASE
-  if (jb.sw == 1) return interior_run<0, 1, A>(hr, hn, base, n, jb.kw, 1, div, out);
-  interior_run<0, 0, A>(hr, hn, base, n, jb.kw, jb.sw, div, out);
+  if (jb.sw == 1) return interior_run<0, 1, A>(hr, hn, base, n, jb.kw, 1, div, rcp, out);
+  interior_run<0, 0, A>(hr, hn, base, n, jb.kw, jb.sw, div, rcp, out);
 }
 
 // Any output column from the table (borders: partial windows).
@@ -378,11 +435,12 @@ inline A column_sum(const Job& jb, const A* const* hr, int64_t hn, int64_t xa, i
 
 template <class A>
 void horizontal_nchw(const Job& jb, const A* const* hr, int64_t hn, int64_t xa, int64_t ob0,
-                     int64_t ob1, const A* div, A* out) {
+                     int64_t ob1, const A* div, const A* rcp, A* out) {
   const int64_t i0 = imin(imax(ob0, jb.ox_lo), ob1), i1 = imax(imin(ob1, jb.ox_hi), i0);
   for (int64_t ox = ob0; ox < i0; ++ox) out[ox - ob0] = column_sum(jb, hr, hn, xa, ox) / div[ox];
   if (i1 > i0)
-    interior(jb, hr, hn, jb.cols[i0].begin - xa, i1 - i0, div + i0, out + (i0 - ob0));
+    interior(jb, hr, hn, jb.cols[i0].begin - xa, i1 - i0, div + i0, rcp ? rcp + i0 : nullptr,
+             out + (i0 - ob0));
   for (int64_t ox = i1; ox < ob1; ++ox) out[ox - ob0] = column_sum(jb, hr, hn, xa, ox) / div[ox];
 }
 
@@ -390,13 +448,15 @@ void horizontal_nchw(const Job& jb, const A* const* hr, int64_t hn, int64_t xa, 
 // Vectorized across channels: each output keeps PyTorch's order.
 template <class A>
 void horizontal_nhwc(const Job& jb, const A* const* hr, int64_t hn, int64_t xa, int64_t ob0,
-                     int64_t ob1, const A* div, A* out) {
+                     int64_t ob1, const A* div, const A* rcp, A* out) {
   constexpr int N = simd<A>::n;
   const int64_t V = jb.vec;
   for (int64_t ox = ob0; ox < ob1; ++ox) {
     const int64_t b = jb.cols[ox].begin - xa, e = jb.cols[ox].end - xa;
     const A d = div[ox];
     const vec<A> dv = zero<A>() + d;
+    const vec<A> rv = zero<A>() + (rcp ? rcp[ox] : A(0));
+    auto Q = [&](vec<A> a) { return rcp ? quot_fast(a, dv, rv) : a / dv; };
     A* o = out + (ox - ob0) * V;
     int64_t c0 = 0;
     for (; c0 + 4 * N <= V; c0 += 4 * N) {
@@ -409,23 +469,23 @@ void horizontal_nhwc(const Job& jb, const A* const* hr, int64_t hn, int64_t xa, 
           a2 += loadu(s + 2 * N);
           a3 += loadu(s + 3 * N);
         }
-      storeu(o + c0, a0 / dv);
-      storeu(o + c0 + N, a1 / dv);
-      storeu(o + c0 + 2 * N, a2 / dv);
-      storeu(o + c0 + 3 * N, a3 / dv);
+      storeu(o + c0, Q(a0));
+      storeu(o + c0 + N, Q(a1));
+      storeu(o + c0 + 2 * N, Q(a2));
+      storeu(o + c0 + 3 * N, Q(a3));
     }
     for (; c0 + N <= V; c0 += N) {
       vec<A> a0 = zero<A>();
       for (int64_t r = 0; r < hn; ++r)
         for (int64_t x = b; x < e; ++x) a0 += loadu(hr[r] + x * V + c0);
-      storeu(o + c0, a0 / dv);
+      storeu(o + c0, Q(a0));
     }
     if (c0 < V) {
       const int64_t k = V - c0;
       vec<A> a0 = zero<A>();
       for (int64_t r = 0; r < hn; ++r)
         for (int64_t x = b; x < e; ++x) a0 += load_part(hr[r] + x * V + c0, k);
-      store_part(o + c0, a0 / dv, k);
+      store_part(o + c0, Q(a0), k);
     }
   }
 }
@@ -458,6 +518,7 @@ void global_planes(const Job& jb, const A* src, A* dst, int64_t p0, int64_t p1) 
   const int64_t hw = jb.h * jb.w;
   const A d = *static_cast<const A*>(jb.div_table);
   const vec<A> dv = zero<A>() + d;
+  const A* rcp = static_cast<const A*>(jb.rcp_table);
   for (int64_t p = p0; p < p1; p += N) {
     const int64_t k = imin(N, p1 - p);
     const A* base = src + p * hw;
@@ -466,7 +527,7 @@ void global_planes(const Job& jb, const A* src, A* dst, int64_t p0, int64_t p1) 
       for (int64_t e = 0; e < hw; ++e) acc += gather(base + e, hw);
     else
       for (int64_t e = 0; e < hw; ++e) acc += gather_part(base + e, hw, k);
-    store_part(dst + p, acc / dv, k);
+    store_part(dst + p, rcp ? quot_fast(acc, dv, zero<A>() + *rcp) : acc / dv, k);
   }
 }
 
@@ -491,6 +552,7 @@ void run_block(const Job& jb, int64_t p0, int64_t p1, int64_t oy0, int64_t oy1, 
   const int64_t row_stride = (int64_t)(align64((size_t)jb.span_cap * sizeof(A)) / sizeof(A));
 
   const A* div_table = static_cast<const A*>(jb.div_table);
+  const A* rcp_table = static_cast<const A*>(jb.rcp_table);
   const A* vrow[1] = {vbuf};
 
   for (int64_t p = p0; p < p1; ++p) {
@@ -498,6 +560,7 @@ void run_block(const Job& jb, int64_t p0, int64_t p1, int64_t oy0, int64_t oy1, 
       const AxisWindow rw = jb.rows[oy];
       const int64_t nr = imax(rw.end - rw.begin, 0);
       const A* div = div_table + (int64_t)jb.div_row[oy] * jb.ow;
+      const A* rcp = rcp_table ? rcp_table + (int64_t)jb.div_row[oy] * jb.ow : nullptr;
       T* drow = dst + (p * jb.oh + oy) * jb.ow * V;
       const T* srow = src + (p * jb.h + rw.begin) * row_len;
       for (int64_t ob0 = 0, blk = 0; ob0 < jb.ow; ob0 += jb.ob, ++blk) {
@@ -524,8 +587,8 @@ void run_block(const Job& jb, int64_t p0, int64_t p1, int64_t oy0, int64_t oy1, 
         A* out;
         if constexpr (direct) out = jb.stream ? obuf : drow + ob0 * V;
         else out = obuf;
-        if (V == 1) horizontal_nchw(jb, hr, hn, xa, ob0, ob1, div, out);
-        else horizontal_nhwc(jb, hr, hn, xa, ob0, ob1, div, out);
+        if (V == 1) horizontal_nchw(jb, hr, hn, xa, ob0, ob1, div, rcp, out);
+        else horizontal_nhwc(jb, hr, hn, xa, ob0, ob1, div, rcp, out);
         if constexpr (!direct) store_block(obuf, drow + ob0 * V, (ob1 - ob0) * V);
         else if (jb.stream) stream_out(obuf, drow + ob0 * V, (ob1 - ob0) * V);
       }
