@@ -48,6 +48,8 @@ struct Job {
   // NCHW, one output per plane whose window covers the plane: vectorized
   // across planes (global pooling).
   bool global;
+  // Software prefetch in the vertical sums (input rows read once).
+  bool prefetch;
   // Write outputs with non-temporal stores (outputs far beyond the caches).
   bool stream;
 };
@@ -69,10 +71,10 @@ KernelTable kernels_base();
 inline size_t align64(size_t n) { return (n + 63) & ~(size_t)63; }
 
 // Scratch layout (kernels.inl follows it): row pointers (kh), the vertical
-// sum (span_cap), the block's outputs (ob * vec), then kh converted input
+// sum (span_cap, then 128 bytes of slack), the block's outputs (ob * vec), then kh converted input
 // rows (span_cap each) for f16/bf16.
 inline size_t scratch_bytes(const Job& j, size_t acc_size, bool converts) {
-  return align64((size_t)j.kh * sizeof(void*)) + align64((size_t)j.span_cap * acc_size) +
+  return align64((size_t)j.kh * sizeof(void*)) + align64((size_t)j.span_cap * acc_size) + 128 +
          align64((size_t)(j.ob * j.vec) * acc_size) +
          (converts ? (size_t)j.kh * align64((size_t)j.span_cap * acc_size) : 0) + 64;
 }

@@ -150,7 +150,13 @@ avgpool_status run(const Problem& q, const void* src, void* dst, BlockFn (*pick)
     for (size_t i = 0; i < div_table.size(); ++i) rcp_table[i] = A(1) / div_table[i];
     j.rcp_table = rcp_table.data();
   }
-  j.presum = q.numerics == AVGPOOL_NUMERICS_FAST && j.vec == 1;
+  // Vertical sums first: fast numerics, NCHW, strided windows (the sums
+  // save gathers). With stride 1 the columns are contiguous and summing the
+  // window directly measured as fast or faster (no store-to-load stalls).
+  j.presum = q.numerics == AVGPOOL_NUMERICS_FAST && j.vec == 1 && q.sw > 1;
+  j.prefetch = q.sh >= q.kh;
+  if (const char* e = getenv("AVGPOOL_CPU_PRESUM")) j.presum = j.presum && e[0] == '1';
+  if (const char* e = getenv("AVGPOOL_CPU_PREFETCH")) j.prefetch = e[0] == '1';
   {
     const char* e = getenv("AVGPOOL_CPU_STREAM");
     j.stream = q.dst_elements * q.element_size >= kStreamBytes;

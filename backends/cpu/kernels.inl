@@ -254,6 +254,20 @@ inline vec<double> gather_part(const double* p, int64_t stride, int64_t k) {
 #endif
 }
 
+// Lanes p[0], p[2], ..., p[2(n-1)] from two contiguous vectors and one
+// permute; reads p[0, 2n), one element past the last lane used: only on
+// buffers with slack after them (the vertical sums).
+typedef int32_t vi32 __attribute__((vector_size(64)));
+typedef int64_t vi64 __attribute__((vector_size(64)));
+inline vec<float> even_lanes(const float* p) {
+  const vi32 idx = {0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30};
+  return __builtin_shuffle(loadu(p), loadu(p + 16), idx);
+}
+inline vec<double> even_lanes(const double* p) {
+  const vi64 idx = {0, 2, 4, 6, 8, 10, 12, 14};
+  return __builtin_shuffle(loadu(p), loadu(p + 8), idx);
+}
+
 // Fast numerics' division: q0 = a * rcp, then one FMA correction (Markstein)
 // q = q0 + (a - q0*d) * rcp, which gives the correctly rounded a / d in all
 // but rare cases and is always within one rounding of it; lanes where a is
@@ -309,12 +323,12 @@ constexpr int kGroup = 4;
 // NCHW this runs on into the next output row's window rows.
 constexpr int64_t kPrefetch = AVGPOOL_CPU_PREFETCH;
 
-template <int G, bool FIRST, class A>
+template <int G, bool FIRST, bool PF, class A>
 void add_rows(const A* const* rp, int64_t len, A* out) {
   constexpr int N = simd<A>::n;
   int64_t i = 0;
   for (; i + 2 * N <= len; i += 2 * N) {
-    for (int g = 0; g < G; ++g) {
+    for (int g = 0; g < G && PF; ++g) {
       __builtin_prefetch(rp[g] + i + kPrefetch, 0, 3);
       __builtin_prefetch(rp[g] + i + kPrefetch + N, 0, 3);
     }
@@ -335,19 +349,27 @@ void add_rows(const A* const* rp, int64_t len, A* out) {
   }
 }
 
-template <class A>
-void vertical_sum(const A* const* rp, int64_t nr, int64_t len, A* out) {
+template <bool PF, class A>
+void vertical_sum_pf(const A* const* rp, int64_t nr, int64_t len, A* out) {
   for (int64_t r = 0; r < nr;) {
     const int64_t g = imin(kGroup, nr - r);
     const bool first = r == 0;
     switch (g) {
-      case 1: first ? add_rows<1, true>(rp + r, len, out) : add_rows<1, false>(rp + r, len, out); break;
-      case 2: first ? add_rows<2, true>(rp + r, len, out) : add_rows<2, false>(rp + r, len, out); break;
-      case 3: first ? add_rows<3, true>(rp + r, len, out) : add_rows<3, false>(rp + r, len, out); break;
-      default: first ? add_rows<4, true>(rp + r, len, out) : add_rows<4, false>(rp + r, len, out); break;
+      case 1: first ? add_rows<1, true, PF>(rp + r, len, out) : add_rows<1, false, PF>(rp + r, len, out); break;
+      case 2: first ? add_rows<2, true, PF>(rp + r, len, out) : add_rows<2, false, PF>(rp + r, len, out); break;
+      case 3: first ? add_rows<3, true, PF>(rp + r, len, out) : add_rows<3, false, PF>(rp + r, len, out); break;
+      default: first ? add_rows<4, true, PF>(rp + r, len, out) : add_rows<4, false, PF>(rp + r, len, out); break;
     }
     r += g;
   }
+}
+
+// Prefetching pays where each input row is read once (stride >= kernel);
+// where windows overlap, the rows are in cache already.
+template <class A>
+void vertical_sum(const Job& jb, const A* const* rp, int64_t nr, int64_t len, A* out) {
+  if (jb.prefetch) vertical_sum_pf<true>(rp, nr, len, out);
+  else vertical_sum_pf<false>(rp, nr, len, out);
 }
 
 // ---- step 3, NCHW (vec == 1) ------------------------------------------------
@@ -357,7 +379,7 @@ void vertical_sum(const A* const* rp, int64_t nr, int64_t len, A* out) {
 // gathers otherwise. KW, SW > 0: compile-time; 0: the run-time kw, sw.
 template <int KW, int SW, class A>
 void interior_run(const A* const* hr, int64_t hn, int64_t base, int64_t n, int64_t kw_rt,
-                  int64_t sw_rt, const A* div, const A* rcp, A* out) {
+                  int64_t sw_rt, const A* div, const A* rcp, bool slack, A* out) {
   constexpr int N = simd<A>::n;
   const int64_t kw = KW > 0 ? KW : kw_rt, sw = SW > 0 ? SW : sw_rt;
   int64_t i = 0;
@@ -370,6 +392,9 @@ void interior_run(const A* const* hr, int64_t hn, int64_t base, int64_t n, int64
           if (sw == 1) {
             a0 += loadu(row + j);
             a1 += loadu(row + j + N);
+          } else if (SW == 2 && slack) {
+            a0 += even_lanes(row + j);
+            a1 += even_lanes(row + j + 2 * N);
           } else {
             a0 += gather(row + j, sw);
             a1 += gather(row + j + N * sw, sw);
@@ -412,15 +437,15 @@ void interior_run(const A* const* hr, int64_t hn, int64_t base, int64_t n, int64
 
 template <class A>
 void interior(const Job& jb, const A* const* hr, int64_t hn, int64_t base, int64_t n,
-              const A* div, const A* rcp, A* out) {
+              const A* div, const A* rcp, bool slack, A* out) {
 #define AVGPOOL_CASE(K, S) \
-  if (jb.kw == K && jb.sw == S) return interior_run<K, S, A>(hr, hn, base, n, K, S, div, rcp, out);
+  if (jb.kw == K && jb.sw == S) return interior_run<K, S, A>(hr, hn, base, n, K, S, div, rcp, slack, out);
   AVGPOOL_CASE(2, 2) AVGPOOL_CASE(3, 1) AVGPOOL_CASE(3, 2) AVGPOOL_CASE(3, 3)
   AVGPOOL_CASE(4, 4) AVGPOOL_CASE(5, 1) AVGPOOL_CASE(7, 1) AVGPOOL_CASE(7, 7)
   AVGPOOL_CASE(11, 4) AVGPOOL_CASE(11, 11)
 #undef AVGPOOL_CASE
-  if (jb.sw == 1) return interior_run<0, 1, A>(hr, hn, base, n, jb.kw, 1, div, rcp, out);
-  interior_run<0, 0, A>(hr, hn, base, n, jb.kw, jb.sw, div, rcp, out);
+  if (jb.sw == 1) return interior_run<0, 1, A>(hr, hn, base, n, jb.kw, 1, div, rcp, slack, out);
+  interior_run<0, 0, A>(hr, hn, base, n, jb.kw, jb.sw, div, rcp, slack, out);
 }
 
 // Any output column from the table (borders: partial windows).
@@ -435,12 +460,12 @@ inline A column_sum(const Job& jb, const A* const* hr, int64_t hn, int64_t xa, i
 
 template <class A>
 void horizontal_nchw(const Job& jb, const A* const* hr, int64_t hn, int64_t xa, int64_t ob0,
-                     int64_t ob1, const A* div, const A* rcp, A* out) {
+                     int64_t ob1, const A* div, const A* rcp, bool slack, A* out) {
   const int64_t i0 = imin(imax(ob0, jb.ox_lo), ob1), i1 = imax(imin(ob1, jb.ox_hi), i0);
   for (int64_t ox = ob0; ox < i0; ++ox) out[ox - ob0] = column_sum(jb, hr, hn, xa, ox) / div[ox];
   if (i1 > i0)
     interior(jb, hr, hn, jb.cols[i0].begin - xa, i1 - i0, div + i0, rcp ? rcp + i0 : nullptr,
-             out + (i0 - ob0));
+             slack, out + (i0 - ob0));
   for (int64_t ox = i1; ox < ob1; ++ox) out[ox - ob0] = column_sum(jb, hr, hn, xa, ox) / div[ox];
 }
 
@@ -545,7 +570,7 @@ void run_block(const Job& jb, int64_t p0, int64_t p1, int64_t oy0, int64_t oy1, 
   const A** rp = reinterpret_cast<const A**>(s);
   s += align64((size_t)jb.kh * sizeof(void*));
   A* vbuf = reinterpret_cast<A*>(s);
-  s += align64((size_t)jb.span_cap * sizeof(A));
+  s += align64((size_t)jb.span_cap * sizeof(A)) + 128;  // slack: even_lanes reads past the end
   A* obuf = reinterpret_cast<A*>(s);
   s += align64((size_t)(jb.ob * V) * sizeof(A));
   A* rowbuf = reinterpret_cast<A*>(s);
@@ -580,14 +605,14 @@ void run_block(const Job& jb, int64_t p0, int64_t p1, int64_t oy0, int64_t oy1, 
         const A* const* hr = rp;
         int64_t hn = nr;
         if (jb.presum && nr >= 2) {
-          vertical_sum(rp, nr, span, vbuf);
+          vertical_sum(jb, rp, nr, span, vbuf);
           hr = vrow;
           hn = 1;
         }
         A* out;
         if constexpr (direct) out = jb.stream ? obuf : drow + ob0 * V;
         else out = obuf;
-        if (V == 1) horizontal_nchw(jb, hr, hn, xa, ob0, ob1, div, rcp, out);
+        if (V == 1) horizontal_nchw(jb, hr, hn, xa, ob0, ob1, div, rcp, hr == vrow, out);
         else horizontal_nhwc(jb, hr, hn, xa, ob0, ob1, div, rcp, out);
         if constexpr (!direct) store_block(obuf, drow + ob0 * V, (ob1 - ob0) * V);
         else if (jb.stream) stream_out(obuf, drow + ob0 * V, (ob1 - ob0) * V);
