@@ -230,6 +230,8 @@ avgpool_status run(const Problem& q, const void* src, void* dst, BlockFn (*pick)
     const int64_t oy0 = ru * rb, oy1 = oy0 + rb < q.oh ? oy0 + rb : q.oh;
     fn(j, p0, p1, oy0, oy1, scratch);
   };
+  int64_t chunk = units / ((int64_t)nt * 16);
+  if (chunk < 1) chunk = 1;
   if (nt <= 1) {
     for (int64_t u = 0; u < units; ++u) run_unit(u, scratch_all);
   } else {
@@ -237,7 +239,10 @@ avgpool_status run(const Problem& q, const void* src, void* dst, BlockFn (*pick)
 #pragma omp parallel num_threads(nt)
     {
       void* scratch = static_cast<char*>(scratch_all) + bytes * (size_t)omp_get_thread_num();
-#pragma omp for schedule(static)
+      // Dynamic, in chunks of about 1/16 of a thread's share: on a shared
+      // machine a delayed thread does not hold up the call. Every output
+      // is computed by one unit, so the result does not depend on it.
+#pragma omp for schedule(dynamic, chunk)
       for (int64_t u = 0; u < units; ++u) run_unit(u, scratch);
     }
 #endif
