@@ -72,6 +72,9 @@ int64_t max_shared_per_block() {
 
 avgpool_status allow_shared(const void* kernel, int64_t bytes, const char* name) {
   if (bytes <= 48 * 1024) return AVGPOOL_SUCCESS;
+  // The opt-in limit covers static shared memory too (e.g. mbarriers).
+  cudaFuncAttributes attr;
+  if (cudaFuncGetAttributes(&attr, kernel) == cudaSuccess) bytes -= (int64_t)attr.sharedSizeBytes;
   cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes);
   if (e != cudaSuccess) {
     cudaGetLastError();

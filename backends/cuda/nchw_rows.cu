@@ -8,7 +8,8 @@
 // and its input arrives with ONE bulk asynchronous copy (cp.async.bulk, the
 // Hopper copy engine) into a shared-memory stage, completing on an mbarrier.
 // A producer warp keeps S stages in flight (no registers held by loads,
-// unlike a register-staged kernel); 8 consumer warps compute each stage:
+// unlike a register-staged kernel); 8 consumer warps share each stage's
+// work element by element (flattened loops over all 256 threads):
 //  - fast numerics: vertical window sums per input column (16-byte shared
 //    loads when aligned), then horizontal sums of those: work per output
 //    ~ kh * W / ow + kw (separable);
@@ -164,9 +165,10 @@ nchw_rows_kernel(const T* __restrict__ src, T* __restrict__ dst, RowsArgs a) {
     return;
   }
 
-  // ---- consumer warps --------------------------------------------------------------
+  // ---- consumer warps: all 256 threads share each pass (flattened loops) -----------
   A* vs = reinterpret_cast<A*>(smem + a.vs_offset);
   const int64_t W = a.w;
+  const int ow = (int)a.ow;
   int k = 0;
   for (int64_t item = blockIdx.x; item < a.items; item += gridDim.x, ++k) {
     const int s = k % a.stages;
@@ -180,102 +182,100 @@ nchw_rows_kernel(const T* __restrict__ src, T* __restrict__ dst, RowsArgs a) {
     if constexpr (!PYT) {
       // vertical sums: vs[(p, r)][x] over the window rows of output row r
       const bool vec = mis == 0 && (W * (int64_t)sizeof(T)) % 16 == 0;
-      for (int pr = warp; pr < nrows_out; pr += kConsumerWarps) {
+      const int ncv = (int)(vec ? W / V : W);  // column groups per row
+      const int total = nrows_out * ncv;
+      for (int e = tid; e < total; e += kConsumers) {
+        const int pr = e / ncv, xg = e - pr * ncv;
         const int p = pr / it.noy, r = pr - p * it.noy;
         const AxisWindow rw = axis_window(it.oy0 + r, a.h, kh, a.sh, a.ph);
         const T* col0 = t + (p * plane_rows + (rw.begin - it.r0)) * W;
         const int n = (int)(rw.end - rw.begin);
         A* out = vs + (int64_t)pr * W;
         if (vec) {
-          for (int64_t x = (int64_t)lane * V; x < W; x += 32 * V) {
-            A acc[V];
+          const int64_t x = (int64_t)xg * V;
+          A acc[V];
 #pragma unroll
-            for (int j = 0; j < V; ++j) acc[j] = A(0);
-            if constexpr (K > 0) {
+          for (int j = 0; j < V; ++j) acc[j] = A(0);
+          if constexpr (K > 0) {
 #pragma unroll
-              for (int y = 0; y < K; ++y) {
-                if (y < n) {
-                  const Vec16<T> v = *reinterpret_cast<const Vec16<T>*>(col0 + y * W + x);
-#pragma unroll
-                  for (int j = 0; j < V; ++j) acc[j] += E::to_acc(v.v[j]);
-                }
-              }
-            } else {
-              for (int y = 0; y < n; ++y) {
+            for (int y = 0; y < K; ++y) {
+              if (y < n) {
                 const Vec16<T> v = *reinterpret_cast<const Vec16<T>*>(col0 + y * W + x);
 #pragma unroll
                 for (int j = 0; j < V; ++j) acc[j] += E::to_acc(v.v[j]);
               }
             }
-            struct alignas(sizeof(A) * V) AccV { A v[V]; };
-            AccV o;
+          } else {
+            for (int y = 0; y < n; ++y) {
+              const Vec16<T> v = *reinterpret_cast<const Vec16<T>*>(col0 + y * W + x);
 #pragma unroll
-            for (int j = 0; j < V; ++j) o.v[j] = acc[j];
-            *reinterpret_cast<AccV*>(out + x) = o;
-          }
-        } else {
-          for (int64_t x = lane; x < W; x += 32) {
-            A acc = A(0);
-            if constexpr (K > 0) {
-#pragma unroll
-              for (int y = 0; y < K; ++y)
-                if (y < n) acc += E::to_acc(col0[y * W + x]);
-            } else {
-              for (int y = 0; y < n; ++y) acc += E::to_acc(col0[y * W + x]);
+              for (int j = 0; j < V; ++j) acc[j] += E::to_acc(v.v[j]);
             }
-            out[x] = acc;
           }
+          struct alignas(sizeof(A) * V) AccV { A v[V]; };
+          AccV o;
+#pragma unroll
+          for (int j = 0; j < V; ++j) o.v[j] = acc[j];
+          *reinterpret_cast<AccV*>(out + x) = o;
+        } else {
+          A acc = A(0);
+          if constexpr (K > 0) {
+#pragma unroll
+            for (int y = 0; y < K; ++y)
+              if (y < n) acc += E::to_acc(col0[y * W + xg]);
+          } else {
+            for (int y = 0; y < n; ++y) acc += E::to_acc(col0[y * W + xg]);
+          }
+          out[xg] = acc;
         }
       }
       // The stage is no longer needed: hand it back before the horizontal pass.
       mbar_arrive(&empty[s]);
       consumers_sync();
-      for (int pr = warp; pr < nrows_out; pr += kConsumerWarps) {
+      const int total_o = nrows_out * ow;
+      for (int e = tid; e < total_o; e += kConsumers) {
+        const int pr = e / ow, ox = e - pr * ow;
         const int p = pr / it.noy, r = pr - p * it.noy;
         const int64_t oy = it.oy0 + r;
         const AxisWindow rw = axis_window(oy, a.h, kh, a.sh, a.ph);
-        const A* row = vs + (int64_t)pr * W;
-        T* orow = dst + ((it.p0 + p) * a.oh + oy) * a.ow;
-        for (int64_t ox = lane; ox < a.ow; ox += 32) {
-          const AxisWindow cw = axis_window(ox, a.w, kw, a.sw, a.pw);
-          const A* c = row + cw.begin;
-          const int n = (int)(cw.end - cw.begin);
-          A sum = A(0);
-          if constexpr (K > 0) {
+        const AxisWindow cw = axis_window(ox, a.w, kw, a.sw, a.pw);
+        const A* c = vs + (int64_t)pr * W + cw.begin;
+        const int n = (int)(cw.end - cw.begin);
+        A sum = A(0);
+        if constexpr (K > 0) {
 #pragma unroll
-            for (int j = 0; j < K; ++j)
-              if (j < n) sum += c[j];
-          } else {
-            for (int j = 0; j < n; ++j) sum += c[j];
-          }
-          orow[ox] = E::from_acc(finish(sum, rw, cw, a.include_pad, a.divisor_override));
+          for (int j = 0; j < K; ++j)
+            if (j < n) sum += c[j];
+        } else {
+          for (int j = 0; j < n; ++j) sum += c[j];
         }
+        dst[((it.p0 + p) * a.oh + oy) * a.ow + ox] =
+            E::from_acc(finish(sum, rw, cw, a.include_pad, a.divisor_override));
       }
       consumers_sync();  // vs is rewritten by the next item
     } else {
-      for (int pr = warp; pr < nrows_out; pr += kConsumerWarps) {
+      const int total_o = nrows_out * ow;
+      for (int e = tid; e < total_o; e += kConsumers) {
+        const int pr = e / ow, ox = e - pr * ow;
         const int p = pr / it.noy, r = pr - p * it.noy;
         const int64_t oy = it.oy0 + r;
         const AxisWindow rw = axis_window(oy, a.h, kh, a.sh, a.ph);
-        const T* rows = t + (p * plane_rows + (rw.begin - it.r0)) * W;
-        const int nr = (int)(rw.end - rw.begin);
-        T* orow = dst + ((it.p0 + p) * a.oh + oy) * a.ow;
-        for (int64_t ox = lane; ox < a.ow; ox += 32) {
-          const AxisWindow cw = axis_window(ox, a.w, kw, a.sw, a.pw);
-          const int n = (int)(cw.end - cw.begin);
-          A sum = A(0);
-          for (int y = 0; y < nr; ++y) {
-            const T* c = rows + y * W + cw.begin;
-            if constexpr (K > 0) {
+        const AxisWindow cw = axis_window(ox, a.w, kw, a.sw, a.pw);
+        const T* rows = t + (p * plane_rows + (rw.begin - it.r0)) * W + cw.begin;
+        const int nr = (int)(rw.end - rw.begin), n = (int)(cw.end - cw.begin);
+        A sum = A(0);
+        for (int y = 0; y < nr; ++y) {
+          const T* c = rows + y * W;
+          if constexpr (K > 0) {
 #pragma unroll
-              for (int j = 0; j < K; ++j)
-                if (j < n) sum += E::to_acc(c[j]);
-            } else {
-              for (int j = 0; j < n; ++j) sum += E::to_acc(c[j]);
-            }
+            for (int j = 0; j < K; ++j)
+              if (j < n) sum += E::to_acc(c[j]);
+          } else {
+            for (int j = 0; j < n; ++j) sum += E::to_acc(c[j]);
           }
-          orow[ox] = E::from_acc(finish(sum, rw, cw, a.include_pad, a.divisor_override));
         }
+        dst[((it.p0 + p) * a.oh + oy) * a.ow + ox] =
+            E::from_acc(finish(sum, rw, cw, a.include_pad, a.divisor_override));
       }
       mbar_arrive(&empty[s]);
     }
@@ -288,7 +288,7 @@ bool geometry(const Problem& q, RowsArgs* a, int64_t* smem) {
   const int64_t es = q.element_size, acc = q.dtype == AVGPOOL_DTYPE_F64 ? 8 : 4;
   const int64_t limit = max_shared_per_block() - 1024;
   const int64_t row_bytes = q.w * es;
-  const int64_t target = 24 * 1024;  // a stage's input when rows are narrow
+  const int64_t target = 32 * 1024;  // a stage's input when rows are narrow
   int64_t r_rows, p_planes, in_elems;
   if (q.h * row_bytes <= target / 2 && q.planes() > 1) {
     // whole planes per item

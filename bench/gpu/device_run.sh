@@ -25,6 +25,6 @@ if [[ $what == sanitize || $what == all ]]; then
     AVGPOOL_GPU_TEST_QUICK=1 timeout 250 compute-sanitizer --tool $tool --error-exitcode 3 \
       $B/tests/avgpool_gpu_tests --no-version -ts=gpu_small > $OUT/$tool.log 2>&1
     echo "$tool exit code $?" | tee -a $OUT/$tool.log
-    tail -5 $OUT/$tool.log
+    tail -n 5 $OUT/$tool.log
   done
 fi
