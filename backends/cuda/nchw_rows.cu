@@ -40,6 +40,8 @@ struct RowsArgs {
   int stages;
   int stage_bytes;            // per stage, 16-byte multiple, incl. 16 bytes of slack
   int vs_offset;              // bytes: start of the vertical-sum buffer (fast)
+  int tab_offset;             // bytes: window tables (3 x int32 per output row and column)
+  bool tables;                // oh, ow small enough for the tables
   bool include_pad;
 };
 
@@ -169,6 +171,33 @@ nchw_rows_kernel(const T* __restrict__ src, T* __restrict__ dst, RowsArgs a) {
   A* vs = reinterpret_cast<A*>(smem + a.vs_offset);
   const int64_t W = a.w;
   const int ow = (int)a.ow;
+  // Window tables, filled once per block through window.h (axis_window): int32
+  // begin, count and padded length per output row and column.
+  int* tab = reinterpret_cast<int*>(smem + a.tab_offset);
+  int *rb = tab, *rn = tab + a.oh, *rp = tab + 2 * a.oh;
+  int *cb = tab + 3 * a.oh, *cn = cb + a.ow, *cp = cb + 2 * a.ow;
+  if (a.tables) {
+    for (int64_t i = tid; i < a.oh + a.ow; i += kConsumers) {
+      if (i < a.oh) {
+        const AxisWindow w = axis_window(i, a.h, kh, a.sh, a.ph);
+        rb[i] = (int)w.begin; rn[i] = (int)(w.end - w.begin); rp[i] = (int)w.padded_len;
+      } else {
+        const int64_t j = i - a.oh;
+        const AxisWindow w = axis_window(j, a.w, kw, a.sw, a.pw);
+        cb[j] = (int)w.begin; cn[j] = (int)(w.end - w.begin); cp[j] = (int)w.padded_len;
+      }
+    }
+    consumers_sync();
+  }
+  auto row_win = [&](int64_t oy) -> AxisWindow {
+    if (a.tables) return AxisWindow{rb[oy], (int64_t)rb[oy] + rn[oy], rp[oy]};
+    return axis_window(oy, a.h, kh, a.sh, a.ph);
+  };
+  auto col_win = [&](int64_t ox) -> AxisWindow {
+    if (a.tables) return AxisWindow{cb[ox], (int64_t)cb[ox] + cn[ox], cp[ox]};
+    return axis_window(ox, a.w, kw, a.sw, a.pw);
+  };
+
   int k = 0;
   for (int64_t item = blockIdx.x; item < a.items; item += gridDim.x, ++k) {
     const int s = k % a.stages;
@@ -184,13 +213,19 @@ nchw_rows_kernel(const T* __restrict__ src, T* __restrict__ dst, RowsArgs a) {
       const bool vec = mis == 0 && (W * (int64_t)sizeof(T)) % 16 == 0;
       const int ncv = (int)(vec ? W / V : W);  // column groups per row
       const int total = nrows_out * ncv;
+      const int dq = kConsumers / ncv, dr = kConsumers - dq * ncv;
+      int pr = tid / ncv, xg = tid - pr * ncv, cur = -1, n = 0;
+      const T* col0 = t;
+      A* out = vs;
       for (int e = tid; e < total; e += kConsumers) {
-        const int pr = e / ncv, xg = e - pr * ncv;
-        const int p = pr / it.noy, r = pr - p * it.noy;
-        const AxisWindow rw = axis_window(it.oy0 + r, a.h, kh, a.sh, a.ph);
-        const T* col0 = t + (p * plane_rows + (rw.begin - it.r0)) * W;
-        const int n = (int)(rw.end - rw.begin);
-        A* out = vs + (int64_t)pr * W;
+        if (pr != cur) {
+          cur = pr;
+          const int p = pr / it.noy, r = pr - p * it.noy;
+          const AxisWindow rw = row_win(it.oy0 + r);
+          col0 = t + (p * plane_rows + (rw.begin - it.r0)) * W;
+          n = (int)(rw.end - rw.begin);
+          out = vs + (int64_t)pr * W;
+        }
         if (vec) {
           const int64_t x = (int64_t)xg * V;
           A acc[V];
@@ -228,54 +263,80 @@ nchw_rows_kernel(const T* __restrict__ src, T* __restrict__ dst, RowsArgs a) {
           }
           out[xg] = acc;
         }
+        xg += dr;
+        pr += dq;
+        if (xg >= ncv) { xg -= ncv; ++pr; }
       }
       // The stage is no longer needed: hand it back before the horizontal pass.
       mbar_arrive(&empty[s]);
       consumers_sync();
       const int total_o = nrows_out * ow;
+      const int oq = kConsumers / ow, orr = kConsumers - oq * ow;
+      int opr = tid / ow, ox = tid - opr * ow, ocur = -1;
+      AxisWindow rw{0, 0, 0};
+      T* orow = dst;
+      const A* vrow = vs;
       for (int e = tid; e < total_o; e += kConsumers) {
-        const int pr = e / ow, ox = e - pr * ow;
-        const int p = pr / it.noy, r = pr - p * it.noy;
-        const int64_t oy = it.oy0 + r;
-        const AxisWindow rw = axis_window(oy, a.h, kh, a.sh, a.ph);
-        const AxisWindow cw = axis_window(ox, a.w, kw, a.sw, a.pw);
-        const A* c = vs + (int64_t)pr * W + cw.begin;
-        const int n = (int)(cw.end - cw.begin);
+        if (opr != ocur) {
+          ocur = opr;
+          const int p = opr / it.noy, r = opr - p * it.noy;
+          const int64_t oy = it.oy0 + r;
+          rw = row_win(oy);
+          orow = dst + ((it.p0 + p) * a.oh + oy) * a.ow;
+          vrow = vs + (int64_t)opr * W;
+        }
+        const AxisWindow cw = col_win(ox);
+        const A* c = vrow + cw.begin;
+        const int nc = (int)(cw.end - cw.begin);
         A sum = A(0);
         if constexpr (K > 0) {
 #pragma unroll
           for (int j = 0; j < K; ++j)
-            if (j < n) sum += c[j];
+            if (j < nc) sum += c[j];
         } else {
-          for (int j = 0; j < n; ++j) sum += c[j];
+          for (int j = 0; j < nc; ++j) sum += c[j];
         }
-        dst[((it.p0 + p) * a.oh + oy) * a.ow + ox] =
-            E::from_acc(finish(sum, rw, cw, a.include_pad, a.divisor_override));
+        orow[ox] = E::from_acc(finish(sum, rw, cw, a.include_pad, a.divisor_override));
+        ox += orr;
+        opr += oq;
+        if (ox >= ow) { ox -= ow; ++opr; }
       }
       consumers_sync();  // vs is rewritten by the next item
     } else {
       const int total_o = nrows_out * ow;
+      const int oq = kConsumers / ow, orr = kConsumers - oq * ow;
+      int opr = tid / ow, ox = tid - opr * ow, ocur = -1, nr = 0;
+      AxisWindow rw{0, 0, 0};
+      T* orow = dst;
+      const T* rows = t;
       for (int e = tid; e < total_o; e += kConsumers) {
-        const int pr = e / ow, ox = e - pr * ow;
-        const int p = pr / it.noy, r = pr - p * it.noy;
-        const int64_t oy = it.oy0 + r;
-        const AxisWindow rw = axis_window(oy, a.h, kh, a.sh, a.ph);
-        const AxisWindow cw = axis_window(ox, a.w, kw, a.sw, a.pw);
-        const T* rows = t + (p * plane_rows + (rw.begin - it.r0)) * W + cw.begin;
-        const int nr = (int)(rw.end - rw.begin), n = (int)(cw.end - cw.begin);
+        if (opr != ocur) {
+          ocur = opr;
+          const int p = opr / it.noy, r = opr - p * it.noy;
+          const int64_t oy = it.oy0 + r;
+          rw = row_win(oy);
+          orow = dst + ((it.p0 + p) * a.oh + oy) * a.ow;
+          rows = t + (p * plane_rows + (rw.begin - it.r0)) * W;
+          nr = (int)(rw.end - rw.begin);
+        }
+        const AxisWindow cw = col_win(ox);
+        const int nc = (int)(cw.end - cw.begin);
+        const T* c0 = rows + cw.begin;
         A sum = A(0);
         for (int y = 0; y < nr; ++y) {
-          const T* c = rows + y * W;
+          const T* c = c0 + y * W;
           if constexpr (K > 0) {
 #pragma unroll
             for (int j = 0; j < K; ++j)
-              if (j < n) sum += E::to_acc(c[j]);
+              if (j < nc) sum += E::to_acc(c[j]);
           } else {
-            for (int j = 0; j < n; ++j) sum += E::to_acc(c[j]);
+            for (int j = 0; j < nc; ++j) sum += E::to_acc(c[j]);
           }
         }
-        dst[((it.p0 + p) * a.oh + oy) * a.ow + ox] =
-            E::from_acc(finish(sum, rw, cw, a.include_pad, a.divisor_override));
+        orow[ox] = E::from_acc(finish(sum, rw, cw, a.include_pad, a.divisor_override));
+        ox += orr;
+        opr += oq;
+        if (ox >= ow) { ox -= ow; ++opr; }
       }
       mbar_arrive(&empty[s]);
     }
@@ -288,7 +349,7 @@ bool geometry(const Problem& q, RowsArgs* a, int64_t* smem) {
   const int64_t es = q.element_size, acc = q.dtype == AVGPOOL_DTYPE_F64 ? 8 : 4;
   const int64_t limit = max_shared_per_block() - 1024;
   const int64_t row_bytes = q.w * es;
-  const int64_t target = 32 * 1024;  // a stage's input when rows are narrow
+  const int64_t target = 16 * 1024;  // a stage's input when rows are narrow
   int64_t r_rows, p_planes, in_elems;
   if (q.h * row_bytes <= target / 2 && q.planes() > 1) {
     // whole planes per item
@@ -304,8 +365,16 @@ bool geometry(const Problem& q, RowsArgs* a, int64_t* smem) {
   }
   const int64_t stage = (in_elems * es + 16 + 15) / 16 * 16;  // + misalignment slack
   const int64_t vs = pyt ? 0 : (p_planes * r_rows * q.w * acc + 15) / 16 * 16;
-  int64_t stages = std::min<int64_t>(kMaxStages, (limit - vs) / std::max<int64_t>(stage, 1));
-  if (stages < 2 || stage >= (int64_t(1) << 31)) {
+  const bool tables = q.oh <= 2048 && q.ow <= 2048 && q.kh < (1 << 30) && q.kw < (1 << 30);
+  const int64_t tab = tables ? (3 * (q.oh + q.ow) * 4 + 15) / 16 * 16 : 0;
+  // Stages: up to 4 while a block stays within ~110 KB (two or more blocks
+  // per SM overlap one block's compute with another's); a large stage (the
+  // seed case's 11 rows of 8 KB) gets two stages and a block to itself.
+  const int64_t soft = 110 * 1024;
+  int64_t stages = (soft - vs - tab) / std::max<int64_t>(stage, 1);
+  if (stages < 2) stages = 2;
+  if (stages > kMaxStages) stages = kMaxStages;
+  if (stages * stage + vs + tab > limit || stage >= (int64_t(1) << 31)) {
     set_error(AVGPOOL_ERROR_UNSUPPORTED,
               "cuda:nchw_rows: %lld input rows of %lld bytes do not fit twice in shared memory",
               (long long)q.kh, (long long)row_bytes);
@@ -316,9 +385,11 @@ bool geometry(const Problem& q, RowsArgs* a, int64_t* smem) {
   a->stages = (int)stages;
   a->stage_bytes = (int)stage;
   a->vs_offset = (int)(stages * stage);
+  a->tab_offset = (int)(stages * stage + vs);
+  a->tables = tables;
   a->row_groups = ceil_div(q.oh, r_rows);
   a->items = ceil_div(q.planes(), p_planes) * a->row_groups;
-  *smem = stages * stage + vs;
+  *smem = stages * stage + vs + tab;
   return true;
 }
 
