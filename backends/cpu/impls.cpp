@@ -154,7 +154,9 @@ avgpool_status run(const Problem& q, const void* src, void* dst, BlockFn (*pick)
   // save gathers). With stride 1 the columns are contiguous and summing the
   // window directly measured as fast or faster (no store-to-load stalls).
   j.presum = q.numerics == AVGPOOL_NUMERICS_FAST && j.vec == 1 && q.sw > 1;
-  j.prefetch = q.sh >= q.kh;
+  // Software prefetch where most input rows are read once (NCHW row sums,
+  // NHWC window sums).
+  j.prefetch = 2 * q.sh >= q.kh;
   if (const char* e = getenv("AVGPOOL_CPU_PRESUM")) j.presum = j.presum && e[0] == '1';
   if (const char* e = getenv("AVGPOOL_CPU_PREFETCH")) j.prefetch = e[0] == '1';
   {

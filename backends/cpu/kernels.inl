@@ -268,6 +268,21 @@ inline vec<double> even_lanes(const double* p) {
   return __builtin_shuffle(loadu(p), loadu(p + 8), idx);
 }
 
+// Sum of the lanes, as a tree (fast numerics only).
+inline float reduce_add(vec<float> a) {
+  a += __builtin_shuffle(a, (vi32){8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7});
+  a += __builtin_shuffle(a, (vi32){4, 5, 6, 7, 0, 1, 2, 3, 12, 13, 14, 15, 8, 9, 10, 11});
+  a += __builtin_shuffle(a, (vi32){2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13});
+  a += __builtin_shuffle(a, (vi32){1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14});
+  return a[0];
+}
+inline double reduce_add(vec<double> a) {
+  a += __builtin_shuffle(a, (vi64){4, 5, 6, 7, 0, 1, 2, 3});
+  a += __builtin_shuffle(a, (vi64){2, 3, 0, 1, 6, 7, 4, 5});
+  a += __builtin_shuffle(a, (vi64){1, 0, 3, 2, 5, 4, 7, 6});
+  return a[0];
+}
+
 // Fast numerics' division: q0 = a * rcp, then one FMA correction (Markstein)
 // q = q0 + (a - q0*d) * rcp, which gives the correctly rounded a / d in all
 // but rare cases and is always within one rounding of it; lanes where a is
@@ -470,6 +485,7 @@ void horizontal_nchw(const Job& jb, const A* const* hr, int64_t hn, int64_t xa, 
 }
 
 // ---- step 3, NHWC (vec = channels) -----------------------------------------
+constexpr int64_t kWideChannels = 256;
 // Vectorized across channels: each output keeps PyTorch's order.
 template <class A>
 void horizontal_nhwc(const Job& jb, const A* const* hr, int64_t hn, int64_t xa, int64_t ob0,
@@ -483,12 +499,35 @@ void horizontal_nhwc(const Job& jb, const A* const* hr, int64_t hn, int64_t xa, 
     const vec<A> rv = zero<A>() + (rcp ? rcp[ox] : A(0));
     auto Q = [&](vec<A> a) { return rcp ? quot_fast(a, dv, rv) : a / dv; };
     A* o = out + (ox - ob0) * V;
+    if (V > kWideChannels) {
+      // Many channels: pixel by pixel over all channels, accumulating in o
+      // (L1), so each pixel is one contiguous read; same order per output.
+      bool first = true;
+      for (int64_t r = 0; r < hn; ++r)
+        for (int64_t x = b; x < e; ++x) {
+          const A* s = hr[r] + x * V;
+          int64_t c = 0;
+          for (; c + N <= V; c += N) storeu(o + c, (first ? zero<A>() : loadu(o + c)) + loadu(s + c));
+          if (c < V)
+            store_part(o + c, (first ? zero<A>() : load_part(o + c, V - c)) + load_part(s + c, V - c),
+                       V - c);
+          first = false;
+        }
+      int64_t c = 0;
+      if (first)  // empty window
+        for (; c < V; c += N) store_part(o + c, zero<A>(), imin(N, V - c));
+      for (c = 0; c + N <= V; c += N) storeu(o + c, Q(loadu(o + c)));
+      if (c < V) store_part(o + c, Q(load_part(o + c, V - c)), V - c);
+      continue;
+    }
     int64_t c0 = 0;
     for (; c0 + 4 * N <= V; c0 += 4 * N) {
       vec<A> a0 = zero<A>(), a1 = zero<A>(), a2 = zero<A>(), a3 = zero<A>();
       for (int64_t r = 0; r < hn; ++r)
         for (int64_t x = b; x < e; ++x) {
           const A* s = hr[r] + x * V + c0;
+          if (jb.prefetch)
+            for (int k = 0; k < 4; ++k) __builtin_prefetch(s + kPrefetch + k * N, 0, 3);
           a0 += loadu(s);
           a1 += loadu(s + N);
           a2 += loadu(s + 2 * N);
@@ -544,6 +583,24 @@ void global_planes(const Job& jb, const A* src, A* dst, int64_t p0, int64_t p1) 
   const A d = *static_cast<const A*>(jb.div_table);
   const vec<A> dv = zero<A>() + d;
   const A* rcp = static_cast<const A*>(jb.rcp_table);
+  if (rcp) {
+    // fast numerics: each plane summed with contiguous loads in any order,
+    // N planes' sums gathered into one vector for the division
+    for (int64_t p = p0; p < p1; p += N) {
+      const int64_t k = imin(N, p1 - p);
+      vec<A> sums = zero<A>();
+      for (int64_t l = 0; l < k; ++l) {
+        const A* base = src + (p + l) * hw;
+        vec<A> a = zero<A>();
+        int64_t e = 0;
+        for (; e + N <= hw; e += N) a += loadu(base + e);
+        if (e < hw) a += load_part(base + e, hw - e);
+        sums[l] = reduce_add(a);
+      }
+      store_part(dst + p, quot_fast(sums, dv, zero<A>() + *rcp), k);
+    }
+    return;
+  }
   for (int64_t p = p0; p < p1; p += N) {
     const int64_t k = imin(N, p1 - p);
     const A* base = src + p * hw;
