@@ -450,9 +450,104 @@ void interior_run(const A* const* hr, int64_t hn, int64_t base, int64_t n, int64
   }
 }
 
+// Fast numerics, NCHW, stride 1 or 2 (kernel 2 or 3), AVX-512: the window
+// rows are summed in registers, N columns at a time, and the columns by
+// permutes of consecutive column sums (no buffer, so no store-to-load
+// stalls, and hn + kw loads per N outputs instead of hn * kw).
+#if defined(__AVX512F__)
+
+// Column sums of the hn rows at columns [c, c + N), zero past `end`.
+template <class A>
+inline vec<A> column_sums(const A* const* hr, int64_t hn, int64_t c, int64_t end, bool pf) {
+  constexpr int N = simd<A>::n;
+  vec<A> a = zero<A>();
+  const int64_t k = end - c;
+  if (k >= N) {
+    for (int64_t r = 0; r < hn; ++r) {
+      if (pf) __builtin_prefetch(hr[r] + c + kPrefetch, 0, 3);
+      a += loadu(hr[r] + c);
+    }
+  } else if (k > 0) {
+    for (int64_t r = 0; r < hn; ++r) a += load_part(hr[r] + c, k);
+  }
+  return a;
+}
+
+template <class A> struct lanes;
+template <> struct lanes<float> {
+  typedef vi32 idx;
+  static idx iota() { return idx{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}; }
+};
+template <> struct lanes<double> {
+  typedef vi64 idx;
+  static idx iota() { return idx{0, 1, 2, 3, 4, 5, 6, 7}; }
+};
+
+template <class A>
+void fused_s1(const A* const* hr, int64_t hn, int64_t base, int64_t n, int64_t kw, const A* div,
+              const A* rcp, bool pf, A* out) {
+  constexpr int N = simd<A>::n;
+  using idx = typename lanes<A>::idx;
+  const idx iota = lanes<A>::iota();
+  const int64_t end = base + n + kw - 1;
+  vec<A> cur = column_sums(hr, hn, base, end, pf);
+  for (int64_t i = 0; i < n; i += N) {
+    const vec<A> nxt = column_sums(hr, hn, base + i + N, end, pf);
+    vec<A> acc = cur;
+    for (int64_t j = 1; j < kw; ++j) acc += __builtin_shuffle(cur, nxt, iota + (int)j);
+    const int64_t k = imin(N, n - i);
+    if (k == N) storeu(out + i, quot_fast(acc, loadu(div + i), loadu(rcp + i)));
+    else store_part(out + i, quot_fast(acc, load_part(div + i, k), load_part(rcp + i, k)), k);
+    cur = nxt;
+  }
+}
+
+template <class A>
+void fused_s2(const A* const* hr, int64_t hn, int64_t base, int64_t n, int64_t kw, const A* div,
+              const A* rcp, bool pf, A* out) {
+  constexpr int N = simd<A>::n;
+  using idx = typename lanes<A>::idx;
+  const idx iota = lanes<A>::iota();
+  const idx even = iota * 2, odd = iota * 2 + 1, shift2 = iota + 2;
+  const int64_t end = base + 2 * (n - 1) + kw;
+  vec<A> a = column_sums(hr, hn, base, end, pf);
+  for (int64_t i = 0; i < n; i += N) {
+    const int64_t c = base + 2 * i;
+    const vec<A> b = column_sums(hr, hn, c + N, end, pf);
+    vec<A> acc = __builtin_shuffle(a, b, even) + __builtin_shuffle(a, b, odd);
+    vec<A> next = zero<A>();
+    if (kw == 3) {
+      next = column_sums(hr, hn, c + 2 * N, end, pf);
+      acc += __builtin_shuffle(__builtin_shuffle(a, b, shift2), __builtin_shuffle(b, next, shift2),
+                               even);
+    }
+    const int64_t k = imin(N, n - i);
+    if (k == N) storeu(out + i, quot_fast(acc, loadu(div + i), loadu(rcp + i)));
+    else store_part(out + i, quot_fast(acc, load_part(div + i, k), load_part(rcp + i, k)), k);
+    a = kw == 3 ? next : column_sums(hr, hn, c + 2 * N, end, pf);
+  }
+}
+
+// Whether the fused kernels take this job's interior columns.
+template <class A>
+inline bool fused_applies(const Job& jb) {
+  return jb.rcp_table != nullptr && jb.vec == 1 &&
+         ((jb.sw == 1 && jb.kw <= simd<A>::n) || (jb.sw == 2 && (jb.kw == 2 || jb.kw == 3)));
+}
+#else
+template <class A>
+inline bool fused_applies(const Job&) { return false; }
+#endif
+
 template <class A>
 void interior(const Job& jb, const A* const* hr, int64_t hn, int64_t base, int64_t n,
               const A* div, const A* rcp, bool slack, A* out) {
+#if defined(__AVX512F__)
+  if (rcp != nullptr && fused_applies<A>(jb)) {
+    if (jb.sw == 1) return fused_s1(hr, hn, base, n, jb.kw, div, rcp, jb.prefetch, out);
+    return fused_s2(hr, hn, base, n, jb.kw, div, rcp, jb.prefetch, out);
+  }
+#endif
 #define AVGPOOL_CASE(K, S) \
   if (jb.kw == K && jb.sw == S) return interior_run<K, S, A>(hr, hn, base, n, K, S, div, rcp, slack, out);
   AVGPOOL_CASE(2, 2) AVGPOOL_CASE(3, 1) AVGPOOL_CASE(3, 2) AVGPOOL_CASE(3, 3)
@@ -661,7 +756,7 @@ void run_block(const Job& jb, int64_t p0, int64_t p1, int64_t oy0, int64_t oy1, 
         }
         const A* const* hr = rp;
         int64_t hn = nr;
-        if (jb.presum && nr >= 2) {
+        if (jb.presum && nr >= 2 && !fused_applies<A>(jb)) {
           vertical_sum(jb, rp, nr, span, vbuf);
           hr = vrow;
           hn = 1;
