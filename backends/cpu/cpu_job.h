@@ -48,9 +48,18 @@ struct Job {
   // NCHW, one output per plane whose window covers the plane: vectorized
   // across planes (global pooling).
   bool global;
+  // NCHW, sh == sw == 1, ow == w, f32/f64: interior rows [oy_lo, oy_hi) are
+  // done flat, flat_chunk rows at a time, with the interior rows' divisors
+  // repeated flat_chunk times (flat_div, flat_rcp).
+  bool flat;
+  int64_t oy_lo, oy_hi, flat_chunk;
+  const void* flat_div;
+  const void* flat_rcp;
   // Software prefetch in the vertical sums (input rows read once).
   bool prefetch;
-  // Write outputs with non-temporal stores (outputs far beyond the caches).
+  // Outputs far beyond the caches: each parallel unit computes its outputs
+  // (a contiguous range of dst) into scratch, then writes them with
+  // non-temporal stores (no read-for-ownership of dst). f32/f64 only.
   bool stream;
 };
 
@@ -73,10 +82,13 @@ inline size_t align64(size_t n) { return (n + 63) & ~(size_t)63; }
 // Scratch layout (kernels.inl follows it): row pointers (kh), the vertical
 // sum (span_cap, then 128 bytes of slack), the block's outputs (ob * vec), then kh converted input
 // rows (span_cap each) for f16/bf16.
-inline size_t scratch_bytes(const Job& j, size_t acc_size, bool converts) {
+// With streaming (f32/f64 only), the last part instead holds one parallel
+// unit's outputs (stage_elements).
+inline size_t scratch_bytes(const Job& j, size_t acc_size, bool converts, int64_t stage_elements) {
+  const size_t last = converts ? (size_t)j.kh * align64((size_t)j.span_cap * acc_size)
+                    : j.stream ? align64((size_t)stage_elements * acc_size) : 0;
   return align64((size_t)j.kh * sizeof(void*)) + align64((size_t)j.span_cap * acc_size) + 128 +
-         align64((size_t)(j.ob * j.vec) * acc_size) +
-         (converts ? (size_t)j.kh * align64((size_t)j.span_cap * acc_size) : 0) + 64;
+         align64((size_t)(j.ob * j.vec) * acc_size) + last + 64;
 }
 
 }  // namespace cpu

@@ -114,7 +114,7 @@ void build_divisors(const Problem& q, std::vector<A>* table, std::vector<int32_t
 }
 
 constexpr int64_t kSpanTarget = 4096;    // elements one block's windows span (<= 16 KiB f32)
-constexpr int64_t kStreamBytes = INT64_MAX;  // off: measured no gain here (docs/cpu.md); AVGPOOL_CPU_STREAM=1 forces it
+constexpr int64_t kStreamBytes = INT64_MAX;  // off by default: measured no gain here (docs/cpu.md)
 constexpr int64_t kUnitTarget = 32768;   // elements of work per parallel unit
 
 template <class A>
@@ -177,6 +177,37 @@ avgpool_status run(const Problem& q, const void* src, void* dst, BlockFn (*pick)
   j.ox_lo = lo;
   j.ox_hi = hi;
 
+  // Flat interior rows (see flat_rows in kernels.inl).
+  int64_t ylo = 0;
+  while (ylo < q.oh && q.rows[(size_t)ylo].end - q.rows[(size_t)ylo].begin != q.kh) ++ylo;
+  int64_t yhi = ylo;
+  while (yhi < q.oh && q.rows[(size_t)yhi].end - q.rows[(size_t)yhi].begin == q.kh &&
+         q.rows[(size_t)yhi].begin == q.rows[(size_t)ylo].begin + (yhi - ylo) * q.sh &&
+         div_row[(size_t)yhi] == div_row[(size_t)ylo])
+    ++yhi;
+  j.oy_lo = ylo;
+  j.oy_hi = yhi;
+  j.flat = nchw && q.dtype != AVGPOOL_DTYPE_F16 && q.dtype != AVGPOOL_DTYPE_BF16 && !j.stream &&
+           q.sh == 1 && q.sw == 1 && q.ow == q.w && hi > lo && yhi > ylo &&
+           getenv("AVGPOOL_CPU_FLAT") == nullptr;
+  j.flat_chunk = q.ow >= 4096 ? 1 : 4096 / q.ow;
+  std::vector<A> flat_div, flat_rcp;
+  if (j.flat) {
+    try {
+      flat_div.resize((size_t)(j.flat_chunk * q.ow));
+      if (j.rcp_table) flat_rcp.resize(flat_div.size());
+    } catch (const std::bad_alloc&) {
+      return set_error(AVGPOOL_ERROR_OUT_OF_MEMORY, "no memory for the flat divisors");
+    }
+    const size_t row = (size_t)div_row[(size_t)ylo] * (size_t)q.ow;
+    for (size_t i = 0; i < flat_div.size(); ++i) {
+      flat_div[i] = div_table[row + i % (size_t)q.ow];
+      if (j.rcp_table) flat_rcp[i] = rcp_table[row + i % (size_t)q.ow];
+    }
+  }
+  j.flat_div = flat_div.data();
+  j.flat_rcp = j.rcp_table ? flat_rcp.data() : nullptr;
+
   // Column blocks: windows spanning about kSpanTarget elements.
   const int64_t cols_target = kSpanTarget / j.vec;
   j.ob = cols_target > q.kw ? (cols_target - q.kw) / q.sw + 1 : 1;
@@ -218,8 +249,9 @@ avgpool_status run(const Problem& q, const void* src, void* dst, BlockFn (*pick)
 
   const Isa isa = isa_for_call();
   const BlockFn fn = pick(kernels_for(isa));
-  const size_t bytes = align64(scratch_bytes(j, sizeof(A), q.dtype == AVGPOOL_DTYPE_F16 ||
-                                                             q.dtype == AVGPOOL_DTYPE_BF16));
+  const bool converts = q.dtype == AVGPOOL_DTYPE_F16 || q.dtype == AVGPOOL_DTYPE_BF16;
+  if (converts || pb * rb * q.ow * j.vec > (int64_t(1) << 20)) j.stream = false;
+  const size_t bytes = align64(scratch_bytes(j, sizeof(A), converts, pb * rb * q.ow * j.vec));
   const int nt = threads_for(units);
   void* scratch_all = aligned_alloc(64, bytes * (size_t)nt);
   if (scratch_all == nullptr)

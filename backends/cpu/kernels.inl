@@ -708,6 +708,48 @@ void global_planes(const Job& jb, const A* src, A* dst, int64_t p0, int64_t p1) 
   }
 }
 
+// ---- NCHW, stride 1, output as wide as the input ("same" padding) ----------
+// Interior output rows [r0, r1) of one plane (full row windows, begins one
+// apart) are contiguous in dst, and so are their inputs: one 1-D pass over
+// the flattened rows (interior column kernels, so the same order per output)
+// covering every output from the first interior column of row r0 to the
+// last of row r1 - 1; the border columns it wrapped across rows are then
+// recomputed from the tables. Every read stays inside the windows' span.
+template <class A>
+void flat_rows(const Job& jb, const A* plane, A* out_plane, int64_t r0, int64_t r1,
+               const A** rp) {
+  const int64_t w = jb.w, ow = jb.ow;
+  const int64_t lo = jb.ox_lo, hi = jb.ox_hi;
+  const int64_t shift = jb.cols[lo].begin - lo;  // input column of output column ox: ox + shift
+  const A* div = static_cast<const A*>(jb.flat_div);
+  const A* rcp = static_cast<const A*>(jb.flat_rcp);
+  for (int64_t c0 = r0; c0 < r1; c0 += jb.flat_chunk) {
+    const int64_t c1 = imin(c0 + jb.flat_chunk, r1);
+    const int64_t top = jb.rows[c0].begin;
+    for (int64_t r = 0; r < jb.kh; ++r) rp[r] = plane + (top + r) * w + shift;
+    const int64_t n = (c1 - c0 - 1) * ow + hi - lo;
+    A* out = out_plane + c0 * ow;
+    interior(jb, rp, jb.kh, lo, n, div + lo, rcp ? rcp + lo : nullptr, false, out + lo);
+    // borders of each row (and the wrapped values between rows)
+    const A* rdiv = static_cast<const A*>(jb.div_table) + (int64_t)jb.div_row[c0] * ow;
+    for (int64_t oy = c0; oy < c1; ++oy) {
+      const A* rows[64];
+      const A* const* hr = rp;
+      if (jb.kh <= 64) {
+        for (int64_t r = 0; r < jb.kh; ++r) rows[r] = plane + (jb.rows[oy].begin + r) * w;
+        hr = rows;
+      }
+      A* o = out_plane + oy * ow;
+      for (int64_t ox = 0; ox < ow; ox = ox + 1 == lo ? hi : ox + 1) {
+        if (jb.kh > 64) {  // no room on the stack: reuse rp for this row
+          for (int64_t r = 0; r < jb.kh; ++r) rp[r] = plane + (jb.rows[oy].begin + r) * w;
+        }
+        o[ox] = column_sum(jb, hr, jb.kh, 0, ox) / rdiv[ox];
+      }
+    }
+  }
+}
+
 // ---- the block driver ---------------------------------------------------------
 template <class T, class A>
 void run_block(const Job& jb, int64_t p0, int64_t p1, int64_t oy0, int64_t oy1, void* scratch) {
@@ -726,6 +768,7 @@ void run_block(const Job& jb, int64_t p0, int64_t p1, int64_t oy0, int64_t oy1, 
   A* obuf = reinterpret_cast<A*>(s);
   s += align64((size_t)(jb.ob * V) * sizeof(A));
   A* rowbuf = reinterpret_cast<A*>(s);
+  A* stage = rowbuf;  // direct types with streaming: the block's outputs
   const int64_t row_stride = (int64_t)(align64((size_t)jb.span_cap * sizeof(A)) / sizeof(A));
 
   const A* div_table = static_cast<const A*>(jb.div_table);
@@ -734,6 +777,14 @@ void run_block(const Job& jb, int64_t p0, int64_t p1, int64_t oy0, int64_t oy1, 
 
   for (int64_t p = p0; p < p1; ++p) {
     for (int64_t oy = oy0; oy < oy1; ++oy) {
+      if constexpr (direct) {
+        if (jb.flat && oy >= jb.oy_lo && oy < jb.oy_hi) {
+          const int64_t r1 = imin(oy1, jb.oy_hi);
+          flat_rows<A>(jb, src + p * jb.h * jb.w, dst + p * jb.oh * jb.ow, oy, r1, rp);
+          oy = r1 - 1;
+          continue;
+        }
+      }
       const AxisWindow rw = jb.rows[oy];
       const int64_t nr = imax(rw.end - rw.begin, 0);
       const A* div = div_table + (int64_t)jb.div_row[oy] * jb.ow;
@@ -762,17 +813,26 @@ void run_block(const Job& jb, int64_t p0, int64_t p1, int64_t oy0, int64_t oy1, 
           hn = 1;
         }
         A* out;
-        if constexpr (direct) out = jb.stream ? obuf : drow + ob0 * V;
-        else out = obuf;
+        if constexpr (direct)
+          out = jb.stream ? stage + ((p - p0) * jb.oh + oy - oy0) * jb.ow * V + ob0 * V
+                          : drow + ob0 * V;
+        else
+          out = obuf;
         if (V == 1) horizontal_nchw(jb, hr, hn, xa, ob0, ob1, div, rcp, hr == vrow, out);
         else horizontal_nhwc(jb, hr, hn, xa, ob0, ob1, div, rcp, out);
         if constexpr (!direct) store_block(obuf, drow + ob0 * V, (ob1 - ob0) * V);
-        else if (jb.stream) stream_out(obuf, drow + ob0 * V, (ob1 - ob0) * V);
       }
     }
   }
   if constexpr (direct) {
-    if (jb.stream) _mm_sfence();  // order the streamed stores before the caller's barrier
+    if (jb.stream) {
+      // The block's outputs are one contiguous range of dst (one plane's
+      // rows, or whole planes): full cache lines with non-temporal stores.
+      T* d0 = dst + (p0 * jb.oh + oy0) * jb.ow * V;
+      const int64_t count = (p1 - p0) * (oy1 - oy0) * jb.ow * V;
+      stream_out(stage, d0, count);
+      _mm_sfence();  // order the streamed stores before the caller's barrier
+    }
   }
 }
 
