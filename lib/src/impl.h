@@ -24,6 +24,10 @@ struct Impl {
   // CUDA implementations check that the pointers are device memory, launch
   // on stream (a cudaStream_t) and never synchronize.
   avgpool_status (*execute)(const Problem& problem, const void* src, void* dst, void* stream);
+  // Optional (NULL = never): true when AUTO dispatch should pass this
+  // implementation over for the problem because a later one that accepts it
+  // is faster there. Forcing the implementation by name is unaffected.
+  bool (*auto_skip)(const Problem& problem) = nullptr;
 };
 
 // A backend's implementations, fastest first.
