@@ -55,6 +55,9 @@ struct Job {
   int64_t oy_lo, oy_hi, flat_chunk;
   const void* flat_div;
   const void* flat_rcp;
+  // Stride-1 fused kernel: prefetch the window's last row (the one new to
+  // this output row) and the outputs about to be written.
+  bool pf_last, pf_out;
   // Software prefetch in the vertical sums (input rows read once).
   bool prefetch;
   // Outputs far beyond the caches: each parallel unit computes its outputs

@@ -157,6 +157,12 @@ avgpool_status run(const Problem& q, const void* src, void* dst, BlockFn (*pick)
   // Software prefetch where most input rows are read once (NCHW row sums,
   // NHWC window sums).
   j.prefetch = 2 * q.sh >= q.kh;
+  {
+    const char* a = getenv("AVGPOOL_CPU_PF_LAST");
+    const char* b = getenv("AVGPOOL_CPU_PF_OUT");
+    j.pf_last = a == nullptr || a[0] == '1';
+    j.pf_out = b == nullptr || b[0] == '1';
+  }
   if (const char* e = getenv("AVGPOOL_CPU_PRESUM")) j.presum = j.presum && e[0] == '1';
   if (const char* e = getenv("AVGPOOL_CPU_PREFETCH")) j.prefetch = e[0] == '1';
   {

@@ -337,6 +337,7 @@ constexpr int kGroup = 4;
 // Software prefetch distance (elements) ahead of each row being summed: in
 // NCHW this runs on into the next output row's window rows.
 constexpr int64_t kPrefetch = AVGPOOL_CPU_PREFETCH;
+constexpr int64_t kPrefetchOut = 256;  // elements ahead of the outputs being written
 
 template <int G, bool FIRST, bool PF, class A>
 void add_rows(const A* const* rp, int64_t len, A* out) {
@@ -485,13 +486,15 @@ template <> struct lanes<double> {
 
 template <class A>
 void fused_s1(const A* const* hr, int64_t hn, int64_t base, int64_t n, int64_t kw, const A* div,
-              const A* rcp, bool pf, A* out) {
+              const A* rcp, bool pf, bool pf_last, bool pf_out, A* out) {
   constexpr int N = simd<A>::n;
   using idx = typename lanes<A>::idx;
   const idx iota = lanes<A>::iota();
   const int64_t end = base + n + kw - 1;
   vec<A> cur = column_sums(hr, hn, base, end, pf);
   for (int64_t i = 0; i < n; i += N) {
+    if (pf_last && hn > 0) __builtin_prefetch(hr[hn - 1] + base + i + kPrefetch, 0, 3);
+    if (pf_out) __builtin_prefetch(out + i + kPrefetchOut, 1, 3);
     const vec<A> nxt = column_sums(hr, hn, base + i + N, end, pf);
     vec<A> acc = cur;
     for (int64_t j = 1; j < kw; ++j) acc += __builtin_shuffle(cur, nxt, iota + (int)j);
@@ -544,7 +547,8 @@ void interior(const Job& jb, const A* const* hr, int64_t hn, int64_t base, int64
               const A* div, const A* rcp, bool slack, A* out) {
 #if defined(__AVX512F__)
   if (rcp != nullptr && fused_applies<A>(jb)) {
-    if (jb.sw == 1) return fused_s1(hr, hn, base, n, jb.kw, div, rcp, jb.prefetch, out);
+    if (jb.sw == 1)
+      return fused_s1(hr, hn, base, n, jb.kw, div, rcp, jb.prefetch, jb.pf_last, jb.pf_out, out);
     return fused_s2(hr, hn, base, n, jb.kw, div, rcp, jb.prefetch, out);
   }
 #endif
