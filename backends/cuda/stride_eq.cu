@@ -217,8 +217,8 @@ avgpool_status accepts(const Problem& q) {
     return set_error(AVGPOOL_ERROR_UNSUPPORTED, "cuda:stride_eq_kernel needs stride == kernel");
   if (q.w < 16)
     return set_error(AVGPOOL_ERROR_UNSUPPORTED,
-                     "cuda:stride_eq_kernel wants rows of at least 16 (w = %lld); cuda:generic "
-                     "packs narrow planes",
+                     "cuda:stride_eq_kernel wants rows of at least 16 (w = %lld); cuda:nchw_rows "
+                     "and cuda:generic pack narrow planes",
                      (long long)q.w);
   Geometry g;
   return geometry(q, &g) ? AVGPOOL_SUCCESS : AVGPOOL_ERROR_UNSUPPORTED;
