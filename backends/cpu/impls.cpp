@@ -195,7 +195,7 @@ avgpool_status run(const Problem& q, const void* src, void* dst, BlockFn (*pick)
   j.oy_hi = yhi;
   j.flat = nchw && q.dtype != AVGPOOL_DTYPE_F16 && q.dtype != AVGPOOL_DTYPE_BF16 && !j.stream &&
            q.sh == 1 && q.sw == 1 && q.ow == q.w && hi > lo && yhi > ylo &&
-           getenv("AVGPOOL_CPU_FLAT") == nullptr;
+           !(getenv("AVGPOOL_CPU_FLAT") != nullptr && getenv("AVGPOOL_CPU_FLAT")[0] == '0');
   j.flat_chunk = q.ow >= 4096 ? 1 : 4096 / q.ow;
   std::vector<A> flat_div, flat_rcp;
   if (j.flat) {

@@ -601,17 +601,37 @@ void horizontal_nhwc(const Job& jb, const A* const* hr, int64_t hn, int64_t xa, 
     if (V > kWideChannels) {
       // Many channels: pixel by pixel over all channels, accumulating in o
       // (L1), so each pixel is one contiguous read; same order per output.
+      // Up to four pixels per pass over o, added in window order
+      // (((o + p0) + p1) + p2) + p3: four read streams, a quarter of the
+      // accumulator traffic, each output's order unchanged.
       bool first = true;
+      const A* px[4];
+      int np = 0;
+      auto flush = [&]() {
+        int64_t c = 0;
+        for (; c + N <= V; c += N) {
+          vec<A> a = first ? zero<A>() : loadu(o + c);
+          for (int q = 0; q < np; ++q) {
+            if (jb.prefetch) __builtin_prefetch(px[q] + c + kPrefetch, 0, 3);
+            a += loadu(px[q] + c);
+          }
+          storeu(o + c, a);
+        }
+        if (c < V) {
+          const int64_t k = V - c;
+          vec<A> a = first ? zero<A>() : load_part(o + c, k);
+          for (int q = 0; q < np; ++q) a += load_part(px[q] + c, k);
+          store_part(o + c, a, k);
+        }
+        first = false;
+        np = 0;
+      };
       for (int64_t r = 0; r < hn; ++r)
         for (int64_t x = b; x < e; ++x) {
-          const A* s = hr[r] + x * V;
-          int64_t c = 0;
-          for (; c + N <= V; c += N) storeu(o + c, (first ? zero<A>() : loadu(o + c)) + loadu(s + c));
-          if (c < V)
-            store_part(o + c, (first ? zero<A>() : load_part(o + c, V - c)) + load_part(s + c, V - c),
-                       V - c);
-          first = false;
+          px[np++] = hr[r] + x * V;
+          if (np == 4) flush();
         }
+      if (np > 0) flush();
       int64_t c = 0;
       if (first)  // empty window
         for (; c < V; c += N) store_part(o + c, zero<A>(), imin(N, V - c));
