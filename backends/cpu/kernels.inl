@@ -259,6 +259,15 @@ inline vec<double> gather_part(const double* p, int64_t stride, int64_t k) {
 // buffers with slack after them (the vertical sums).
 typedef int32_t vi32 __attribute__((vector_size(64)));
 typedef int64_t vi64 __attribute__((vector_size(64)));
+#if defined(__clang__)
+inline vec<float> even_lanes(const float* p) {
+  return __builtin_shufflevector(loadu(p), loadu(p + 16), 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20,
+                                 22, 24, 26, 28, 30);
+}
+inline vec<double> even_lanes(const double* p) {
+  return __builtin_shufflevector(loadu(p), loadu(p + 8), 0, 2, 4, 6, 8, 10, 12, 14);
+}
+#else
 inline vec<float> even_lanes(const float* p) {
   const vi32 idx = {0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30};
   return __builtin_shuffle(loadu(p), loadu(p + 16), idx);
@@ -267,20 +276,17 @@ inline vec<double> even_lanes(const double* p) {
   const vi64 idx = {0, 2, 4, 6, 8, 10, 12, 14};
   return __builtin_shuffle(loadu(p), loadu(p + 8), idx);
 }
+#endif
 
 // Sum of the lanes, as a tree (fast numerics only).
-inline float reduce_add(vec<float> a) {
-  a += __builtin_shuffle(a, (vi32){8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7});
-  a += __builtin_shuffle(a, (vi32){4, 5, 6, 7, 0, 1, 2, 3, 12, 13, 14, 15, 8, 9, 10, 11});
-  a += __builtin_shuffle(a, (vi32){2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13});
-  a += __builtin_shuffle(a, (vi32){1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14});
-  return a[0];
-}
-inline double reduce_add(vec<double> a) {
-  a += __builtin_shuffle(a, (vi64){4, 5, 6, 7, 0, 1, 2, 3});
-  a += __builtin_shuffle(a, (vi64){2, 3, 0, 1, 6, 7, 4, 5});
-  a += __builtin_shuffle(a, (vi64){1, 0, 3, 2, 5, 4, 7, 6});
-  return a[0];
+template <class A>
+inline A reduce_add(vec<A> a) {
+  constexpr int N = simd<A>::n;
+  A t[N];
+  memcpy(t, &a, sizeof t);
+  for (int w = N / 2; w >= 1; w /= 2)
+    for (int l = 0; l < w; ++l) t[l] += t[l + w];
+  return t[0];
 }
 
 // Fast numerics' division: q0 = a * rcp, then one FMA correction (Markstein)
@@ -457,6 +463,14 @@ void interior_run(const A* const* hr, int64_t hn, int64_t base, int64_t n, int64
 // stalls, and hn + kw loads per N outputs instead of hn * kw).
 #if defined(__AVX512F__)
 
+// Lanes idx[l] of the concatenation (a, b): vpermt2ps / vpermt2pd.
+inline vec<float> perm2(vec<float> a, vec<float> b, vi32 idx) {
+  return (vec<float>)_mm512_permutex2var_ps((__m512)a, (__m512i)idx, (__m512)b);
+}
+inline vec<double> perm2(vec<double> a, vec<double> b, vi64 idx) {
+  return (vec<double>)_mm512_permutex2var_pd((__m512d)a, (__m512i)idx, (__m512d)b);
+}
+
 // Column sums of the hn rows at columns [c, c + N), zero past `end`.
 template <class A>
 inline vec<A> column_sums(const A* const* hr, int64_t hn, int64_t c, int64_t end, bool pf) {
@@ -497,7 +511,7 @@ void fused_s1(const A* const* hr, int64_t hn, int64_t base, int64_t n, int64_t k
     if (pf_out) __builtin_prefetch(out + i + kPrefetchOut, 1, 3);
     const vec<A> nxt = column_sums(hr, hn, base + i + N, end, pf);
     vec<A> acc = cur;
-    for (int64_t j = 1; j < kw; ++j) acc += __builtin_shuffle(cur, nxt, iota + (int)j);
+    for (int64_t j = 1; j < kw; ++j) acc += perm2(cur, nxt, iota + (int)j);
     const int64_t k = imin(N, n - i);
     if (k == N) storeu(out + i, quot_fast(acc, loadu(div + i), loadu(rcp + i)));
     else store_part(out + i, quot_fast(acc, load_part(div + i, k), load_part(rcp + i, k)), k);
@@ -517,12 +531,11 @@ void fused_s2(const A* const* hr, int64_t hn, int64_t base, int64_t n, int64_t k
   for (int64_t i = 0; i < n; i += N) {
     const int64_t c = base + 2 * i;
     const vec<A> b = column_sums(hr, hn, c + N, end, pf);
-    vec<A> acc = __builtin_shuffle(a, b, even) + __builtin_shuffle(a, b, odd);
+    vec<A> acc = perm2(a, b, even) + perm2(a, b, odd);
     vec<A> next = zero<A>();
     if (kw == 3) {
       next = column_sums(hr, hn, c + 2 * N, end, pf);
-      acc += __builtin_shuffle(__builtin_shuffle(a, b, shift2), __builtin_shuffle(b, next, shift2),
-                               even);
+      acc += perm2(perm2(a, b, shift2), perm2(b, next, shift2), even);
     }
     const int64_t k = imin(N, n - i);
     if (k == N) storeu(out + i, quot_fast(acc, loadu(div + i), loadu(rcp + i)));
@@ -714,7 +727,7 @@ void global_planes(const Job& jb, const A* src, A* dst, int64_t p0, int64_t p1) 
         int64_t e = 0;
         for (; e + N <= hw; e += N) a += loadu(base + e);
         if (e < hw) a += load_part(base + e, hw - e);
-        sums[l] = reduce_add(a);
+        sums[l] = reduce_add<A>(a);
       }
       store_part(dst + p, quot_fast(sums, dv, zero<A>() + *rcp), k);
     }
