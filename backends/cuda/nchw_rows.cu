@@ -180,7 +180,7 @@ nchw_rows_kernel(const T* __restrict__ src, T* __restrict__ dst, RowsArgs a) {
       char* t = reinterpret_cast<char*>(stage + mis);  // element 0 of the item
       const char* ia = reinterpret_cast<const char*>(((uintptr_t)g0 + 15) & ~(uintptr_t)15);
       const char* ib = reinterpret_cast<const char*>((uintptr_t)g1 & ~(uintptr_t)15);
-      if (ib < ia) ib = ia;  // fewer than 16 aligned bytes: all by hand
+      if (ib <= ia) ia = ib = g1;  // no aligned interior: every element by hand
       const int64_t head = (ia - g0) / (int64_t)sizeof(T), tail = (g1 - ib) / (int64_t)sizeof(T);
       const int64_t tail0 = (ib - g0) / (int64_t)sizeof(T);
       for (int64_t i = lane; i < head + tail; i += 32) {

@@ -223,6 +223,9 @@ TEST_CASE("targeted shapes: wide rows in chunks, tall kernels, packed planes, f6
       {2, 16, 56, 56, 3, 3, 1, 1, 1, 1, 0, 0},       // generic suite shapes (small)
       {2, 8, 113, 113, 3, 3, 2, 2, 1, 1, 1, 1},
       {1, 4, 200, 200, 11, 11, 4, 4, 0, 0, 0, 1},
+      {1, 1, 7, 12000, 3, 3, 3, 3, 1, 1, 1, 1},      // rows too wide for two stages: column chunks
+      {1, 2, 9, 10000, 2, 5, 1, 2, 1, 2, 0, 0},      // same, overlapping
+      {2, 3, 40, 3000, 11, 11, 11, 11, 5, 5, 1, 1},  // row parts, padding: an empty last part
   };
   for (const S& s : shapes)
     for (int dt = 0; dt < (quick() ? 1 : 4); ++dt)
