@@ -231,6 +231,34 @@ TEST_CASE("wide rows, big kernels and many channels (several column blocks)") {
           }
 }
 
+TEST_CASE("kernels and strides far beyond the input (fuzzer reproducers)") {
+  // fuzz/regressions/cpu-huge-kernel-oom: scratch was sized by kernel_h
+  // (26 GB); cpu-stride-overflow-ubsan: stride * lanes overflowed int64.
+  for (int layout = 0; layout < 2; ++layout)
+    for (int numerics = 0; numerics < 2; ++numerics) {
+      avgpool_params p;
+      avgpool_params_init(&p);
+      p.n = 1; p.c = 2; p.h = 17; p.w = 256;
+      p.kernel_h = 3257993735; p.kernel_w = 2; p.padding_h = 1; p.ceil_mode = 1;
+      p.layout = (avgpool_layout)layout; p.numerics = (avgpool_numerics)numerics;
+      p.backend = AVGPOOL_BACKEND_CPU;
+      std::vector<float> src((size_t)src_count(p));
+      fill_random(AVGPOOL_DTYPE_F32, src.data(), src_count(p), 3, -1, 1);
+      CHECK(check_all_impls(p, src.data()) >= 1);
+
+      avgpool_params q;
+      avgpool_params_init(&q);
+      q.n = 1; q.c = 1; q.h = 8; q.w = 258;
+      q.kernel_h = 5; q.kernel_w = 31; q.stride_h = 4; q.stride_w = 738396311438440857;
+      q.ceil_mode = 1; q.divisor_override = 54; q.dtype = AVGPOOL_DTYPE_BF16;
+      q.layout = (avgpool_layout)layout; q.numerics = (avgpool_numerics)numerics;
+      q.backend = AVGPOOL_BACKEND_CPU;
+      std::vector<uint16_t> src16((size_t)src_count(q));
+      fill_random(AVGPOOL_DTYPE_BF16, src16.data(), src_count(q), 4, -1, 1);
+      CHECK(check_all_impls(q, src16.data()) >= 1);
+    }
+}
+
 TEST_CASE("special values: NaN, infinities and signed zeros propagate like the reference") {
   std::mt19937_64 rng(77);
   for (int iter = 0; iter < 60; ++iter) {

@@ -24,6 +24,7 @@ struct Job {
   int64_t planes, vec;
   int64_t h, w, oh, ow;
   int64_t kh, kw, sh, sw;
+  int64_t max_rows;  // most input rows one window sums (<= min(kh, h))
   const AxisWindow* rows;  // oh entries (Problem::rows)
   const AxisWindow* cols;  // ow entries (Problem::cols)
   // Divisors, converted once to the accumulator type (float, double for
@@ -82,15 +83,17 @@ KernelTable kernels_base();
 
 inline size_t align64(size_t n) { return (n + 63) & ~(size_t)63; }
 
-// Scratch layout (kernels.inl follows it): row pointers (kh), the vertical
-// sum (span_cap, then 128 bytes of slack), the block's outputs (ob * vec), then kh converted input
-// rows (span_cap each) for f16/bf16.
+// Scratch layout (kernels.inl follows it): row pointers (max_rows), the
+// vertical sum (span_cap, then 128 bytes of slack), the block's outputs
+// (ob * vec), then max_rows converted input rows (span_cap each) for
+// f16/bf16. Sized by the windows as clipped to the input, never by the
+// kernel (a valid kernel may be far larger than the input).
 // With streaming (f32/f64 only), the last part instead holds one parallel
 // unit's outputs (stage_elements).
 inline size_t scratch_bytes(const Job& j, size_t acc_size, bool converts, int64_t stage_elements) {
-  const size_t last = converts ? (size_t)j.kh * align64((size_t)j.span_cap * acc_size)
+  const size_t last = converts ? (size_t)j.max_rows * align64((size_t)j.span_cap * acc_size)
                     : j.stream ? align64((size_t)stage_elements * acc_size) : 0;
-  return align64((size_t)j.kh * sizeof(void*)) + align64((size_t)j.span_cap * acc_size) + 128 +
+  return align64((size_t)j.max_rows * sizeof(void*)) + align64((size_t)j.span_cap * acc_size) + 128 +
          align64((size_t)(j.ob * j.vec) * acc_size) + last + 64;
 }
 

@@ -135,6 +135,9 @@ avgpool_status run(const Problem& q, const void* src, void* dst, BlockFn (*pick)
   j.vec = nchw ? 1 : q.c;
   j.h = q.h; j.w = q.w; j.oh = q.oh; j.ow = q.ow;
   j.kh = q.kh; j.kw = q.kw; j.sh = q.sh; j.sw = q.sw;
+  j.max_rows = 1;
+  for (const AxisWindow& r : q.rows)
+    if (r.end - r.begin > j.max_rows) j.max_rows = r.end - r.begin;
   j.rows = q.rows.data();
   j.cols = q.cols.data();
   j.div_table = div_table.data();
@@ -171,14 +174,14 @@ avgpool_status run(const Problem& q, const void* src, void* dst, BlockFn (*pick)
     if (e != nullptr) j.stream = e[0] == '1';
   }
   j.global = nchw && q.oh == 1 && q.ow == 1 && q.rows[0].begin == 0 && q.rows[0].end == q.h &&
-             q.cols[0].begin == 0 && q.cols[0].end == q.w && q.h * q.w * 16 < (int64_t(1) << 30);
+             q.cols[0].begin == 0 && q.cols[0].end == q.w && q.h * q.w < (int64_t(1) << 26);
 
   // Interior output columns: full windows with begins sw apart.
   int64_t lo = 0;
   while (lo < q.ow && q.cols[(size_t)lo].end - q.cols[(size_t)lo].begin != q.kw) ++lo;
   int64_t hi = lo;
   while (hi < q.ow && q.cols[(size_t)hi].end - q.cols[(size_t)hi].begin == q.kw &&
-         q.cols[(size_t)hi].begin == q.cols[(size_t)lo].begin + (hi - lo) * q.sw)
+         (hi == lo || q.cols[(size_t)hi].begin - q.cols[(size_t)hi - 1].begin == q.sw))
     ++hi;
   j.ox_lo = lo;
   j.ox_hi = hi;
@@ -188,7 +191,7 @@ avgpool_status run(const Problem& q, const void* src, void* dst, BlockFn (*pick)
   while (ylo < q.oh && q.rows[(size_t)ylo].end - q.rows[(size_t)ylo].begin != q.kh) ++ylo;
   int64_t yhi = ylo;
   while (yhi < q.oh && q.rows[(size_t)yhi].end - q.rows[(size_t)yhi].begin == q.kh &&
-         q.rows[(size_t)yhi].begin == q.rows[(size_t)ylo].begin + (yhi - ylo) * q.sh &&
+         (yhi == ylo || q.rows[(size_t)yhi].begin - q.rows[(size_t)yhi - 1].begin == q.sh) &&
          div_row[(size_t)yhi] == div_row[(size_t)ylo])
     ++yhi;
   j.oy_lo = ylo;
@@ -240,7 +243,9 @@ avgpool_status run(const Problem& q, const void* src, void* dst, BlockFn (*pick)
   j.block_cols = block_cols.data();
 
   // Parallel units: a run of output rows of one plane, or whole planes.
-  const int64_t row_work = (q.sh < q.kh ? q.sh : q.kh) * q.w * j.vec + q.ow * j.vec;
+  int64_t new_rows = q.sh < q.kh ? q.sh : q.kh;  // input rows each output row adds
+  if (new_rows > q.h) new_rows = q.h;
+  const int64_t row_work = new_rows * q.w * j.vec + q.ow * j.vec;  // <= elements, no overflow
   int64_t rb = kUnitTarget / (row_work > 0 ? row_work : 1);
   if (rb < 1) rb = 1;
   int64_t pb = 1;

@@ -405,7 +405,7 @@ void interior_run(const A* const* hr, int64_t hn, int64_t base, int64_t n, int64
   constexpr int N = simd<A>::n;
   const int64_t kw = KW > 0 ? KW : kw_rt, sw = SW > 0 ? SW : sw_rt;
   int64_t i = 0;
-  if (sw * N < (int64_t(1) << 30)) {
+  if (sw < (int64_t(1) << 30) / N) {  // lane offsets fit in int32
     for (; i + 2 * N <= n; i += 2 * N) {
       vec<A> a0 = zero<A>(), a1 = zero<A>();
       for (int64_t r = 0; r < hn; ++r) {
@@ -432,7 +432,7 @@ void interior_run(const A* const* hr, int64_t hn, int64_t base, int64_t n, int64
       }
     }
   }
-  if (sw * N < (int64_t(1) << 30)) {
+  if (sw < (int64_t(1) << 30) / N) {  // lane offsets fit in int32
     for (; i < n; i += N) {
       const int64_t k = imin(N, n - i);
       vec<A> a0 = zero<A>();
@@ -799,7 +799,7 @@ void run_block(const Job& jb, int64_t p0, int64_t p1, int64_t oy0, int64_t oy1, 
   const int64_t V = jb.vec, row_len = jb.w * V;
   char* s = static_cast<char*>(scratch);
   const A** rp = reinterpret_cast<const A**>(s);
-  s += align64((size_t)jb.kh * sizeof(void*));
+  s += align64((size_t)jb.max_rows * sizeof(void*));
   A* vbuf = reinterpret_cast<A*>(s);
   s += align64((size_t)jb.span_cap * sizeof(A)) + 128;  // slack: even_lanes reads past the end
   A* obuf = reinterpret_cast<A*>(s);
