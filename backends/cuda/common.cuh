@@ -55,6 +55,19 @@ template <typename T> struct alignas(16) Vec16 {
   T v[16 / sizeof(T)];
 };
 
+// Element j of a 16-byte vector, widened to the accumulator. bf16 widens by
+// a shift of its 32-bit word (exact, as __bfloat162float), which keeps the
+// compiler from materialising every converted value at once (it spilled).
+template <typename T>
+__device__ __forceinline__ typename Elem<T>::acc_t lane_acc(const Vec16<T>& v, int j) {
+  return Elem<T>::to_acc(v.v[j]);
+}
+template <>
+__device__ __forceinline__ float lane_acc<__nv_bfloat16>(const Vec16<__nv_bfloat16>& v, int j) {
+  const uint32_t w = reinterpret_cast<const uint32_t*>(&v)[j >> 1];
+  return __uint_as_float((j & 1) ? (w & 0xffff0000u) : (w << 16));
+}
+
 // Loads: streaming (evict-first, for data read once) or cached (read-only
 // path, for overlapping windows that re-read their neighbours' inputs).
 template <bool STREAM, typename T> __device__ __forceinline__ T load1(const T* p) {

@@ -273,14 +273,14 @@ nchw_rows_kernel(const T* __restrict__ src, T* __restrict__ dst, RowsArgs a) {
               if (y < n) {
                 const Vec16<T> v = *reinterpret_cast<const Vec16<T>*>(col0 + y * P + x);
 #pragma unroll
-                for (int j = 0; j < V; ++j) acc[j] += E::to_acc(v.v[j]);
+                for (int j = 0; j < V; ++j) acc[j] += lane_acc(v, j);
               }
             }
           } else {
             for (int y = 0; y < n; ++y) {
               const Vec16<T> v = *reinterpret_cast<const Vec16<T>*>(col0 + y * P + x);
 #pragma unroll
-              for (int j = 0; j < V; ++j) acc[j] += E::to_acc(v.v[j]);
+              for (int j = 0; j < V; ++j) acc[j] += lane_acc(v, j);
             }
           }
           struct alignas(sizeof(A) * V) AccV { A v[V]; };
@@ -456,13 +456,14 @@ bool geometry(const Problem& q, RowsArgs* a, int64_t* smem, bool aligned = false
 }
 
 // AUTO passes over this kernel where the register-staged stride == kernel
-// kernel measured faster (2026-11-29, H200): f16 stride == kernel in fast
-// numerics (seed 1.99 ms vs 2.06; its pytorch numerics are slower there:
-// 2.75 ms vs 2.07) and tiny kernels (k2 s2 on 112x112: 0.28 ms vs 0.40).
+// kernel measured faster (2026-11-29, H200): f16/bf16 stride == kernel in
+// fast numerics (f16 seed 1.97 ms vs 2.06; its pytorch numerics are slower
+// there: 2.75 ms vs 2.07) and tiny kernels (k2 s2 on 112x112: 0.28 vs 0.40).
 bool auto_skip(const Problem& q) {
   if (!q.stride_equals_kernel() || q.layout != AVGPOOL_LAYOUT_NCHW) return false;
   const bool fast = q.numerics == AVGPOOL_NUMERICS_FAST;
-  const bool prefer = (q.dtype == AVGPOOL_DTYPE_F16 && fast) || q.kh * q.kw <= 4;
+  const bool half = q.dtype == AVGPOOL_DTYPE_F16 || q.dtype == AVGPOOL_DTYPE_BF16;
+  const bool prefer = (half && fast) || q.kh * q.kw <= 4;
   return prefer && kStrideEqImpl.accepts(q) == AVGPOOL_SUCCESS;
 }
 

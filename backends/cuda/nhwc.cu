@@ -66,7 +66,7 @@ nhwc_kernel(const T* __restrict__ src, T* __restrict__ dst, NhwcArgs a) {
           if (x < ncols) {
             if constexpr (VEC) {
 #pragma unroll
-              for (int j = 0; j < V; ++j) acc[j] += E::to_acc(v[x].v[j]);
+              for (int j = 0; j < V; ++j) acc[j] += lane_acc(v[x], j);
             } else {
               acc[0] += E::to_acc(v[x]);
             }
@@ -77,7 +77,7 @@ nhwc_kernel(const T* __restrict__ src, T* __restrict__ dst, NhwcArgs a) {
           if constexpr (VEC) {
             const Vec16<T> v = load16<STREAM>(row + x * a.c);
 #pragma unroll
-            for (int j = 0; j < V; ++j) acc[j] += E::to_acc(v.v[j]);
+            for (int j = 0; j < V; ++j) acc[j] += lane_acc(v, j);
           } else {
             acc[0] += E::to_acc(load1<STREAM>(row + x * a.c));
           }

@@ -89,7 +89,7 @@ stride_eq_kernel(const T* __restrict__ src, T* __restrict__ dst, SeArgs a) {
                 *reinterpret_cast<Vec16<T>*>(tile + (y0 + u) * a.pitch + col) = r[u];
               } else {
 #pragma unroll
-                for (int j = 0; j < V; ++j) cs[j] += E::to_acc(r[u].v[j]);
+                for (int j = 0; j < V; ++j) cs[j] += lane_acc(r[u], j);
               }
             }
           }
