@@ -4,6 +4,8 @@
 // pointers), run-to-run determinism, CPU == CUDA in pytorch numerics, bad
 // pointers. Fast enough to run under compute-sanitizer (suite gpu_small;
 // AVGPOOL_GPU_TEST_CONFIGS sets the number of random configurations).
+#if defined(AVGPOOL_WITH_CUDA)  // the whole file: without CUDA main() skips
+
 #include <doctest/doctest.h>
 #include <math.h>
 #include <stdio.h>
@@ -321,3 +323,5 @@ TEST_CASE("execution is asynchronous on the caller's stream") {
 }
 
 }  // TEST_SUITE
+
+#endif  // AVGPOOL_WITH_CUDA
