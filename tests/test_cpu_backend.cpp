@@ -231,6 +231,59 @@ TEST_CASE("wide rows, big kernels and many channels (several column blocks)") {
           }
 }
 
+TEST_CASE("NHWC stride-1 ring kernel and non-temporal outputs (forced on small shapes)") {
+  // fast numerics, sw == 1, 4 <= kw <= 16, channels a multiple of a vector:
+  // nhwc_s1_sweep; AVGPOOL_CPU_NT=1 forces the non-temporal stores (dst must
+  // be 64-byte aligned: a buffer of our own, with a poisoned tail).
+  struct Shape { int64_t n, c, h, w, kh, kw, sh, ph, pw; int ceil; };
+  const Shape shapes[] = {
+      {2, 64, 9, 70, 5, 5, 1, 2, 2, 0},   {1, 16, 7, 33, 3, 4, 2, 1, 2, 1},
+      {1, 48, 6, 90, 2, 16, 1, 0, 8, 0},  {1, 32, 5, 40, 5, 17, 1, 2, 8, 1},
+      {2, 272, 5, 12, 3, 5, 1, 1, 2, 0},  {1, 80, 4, 21, 4, 7, 3, 0, 3, 1},
+      {1, 64, 3, 6, 3, 6, 1, 0, 0, 0},    {1, 20, 6, 30, 5, 5, 1, 2, 2, 0},
+  };
+  for (const Shape& s : shapes)
+    for (int dtype = 0; dtype < 4; ++dtype)
+      for (int numerics = 0; numerics < 2; ++numerics)
+        for (int include = 0; include < 2; ++include) {
+          avgpool_params p;
+          avgpool_params_init(&p);
+          p.n = s.n; p.c = s.c; p.h = s.h; p.w = s.w;
+          p.kernel_h = s.kh; p.kernel_w = s.kw; p.stride_h = s.sh; p.stride_w = 1;
+          p.padding_h = s.ph; p.padding_w = s.pw; p.ceil_mode = s.ceil;
+          p.count_include_pad = include;
+          p.dtype = (avgpool_dtype)dtype; p.layout = AVGPOOL_LAYOUT_NHWC;
+          p.numerics = (avgpool_numerics)numerics;
+          p.backend = AVGPOOL_BACKEND_CPU;
+          std::vector<unsigned char> src((size_t)(src_count(p) * element_size(p.dtype)));
+          fill_random(p.dtype, src.data(), src_count(p), 11, -1.0, 1.0);
+          CHECK(check_all_impls(p, src.data()) >= 1);
+          const int64_t nd = dst_count(p), es = element_size(p.dtype);
+          std::vector<unsigned char> ref((size_t)(nd * es));
+          REQUIRE(run_reference(p, src.data(), ref.data()) == AVGPOOL_SUCCESS);
+          std::vector<unsigned char> first;
+          for (const char* nt : {"0", "1"}) {
+            const size_t bytes = (size_t)((nd + 64) * es + 63) / 64 * 64;
+            unsigned char* dst = static_cast<unsigned char*>(aligned_alloc(64, bytes));
+            poison(dst, (int64_t)bytes);
+            setenv("AVGPOOL_CPU_NT", nt, 1);
+            avgpool_plan* plan = nullptr;
+            REQUIRE(avgpool_plan_create_with_impl(&p, "cpu:nhwc", &plan) == AVGPOOL_SUCCESS);
+            REQUIRE(avgpool_plan_execute(plan, src.data(), dst, nullptr) == AVGPOOL_SUCCESS);
+            avgpool_plan_destroy(plan);
+            unsetenv("AVGPOOL_CPU_NT");
+            const Mismatch m = compare_to_reference(p, src.data(), dst, ref.data());
+            CHECK_MESSAGE(m.count == 0, "NT=" << nt << ": " << describe(p) << ": " << m.message());
+            CHECK_MESSAGE(is_poisoned(dst + nd * es, (int64_t)bytes - nd * es),
+                          "NT=" << nt << ": " << describe(p) << ": wrote outside dst");
+            if (first.empty()) first.assign(dst, dst + nd * es);
+            else CHECK_MESSAGE(memcmp(first.data(), dst, (size_t)(nd * es)) == 0,
+                               "NT=1 changed the bits: " << describe(p));
+            free(dst);
+          }
+        }
+}
+
 TEST_CASE("kernels and strides far beyond the input (fuzzer reproducers)") {
   // fuzz/regressions/cpu-huge-kernel-oom: scratch was sized by kernel_h
   // (26 GB); cpu-stride-overflow-ubsan: stride * lanes overflowed int64.

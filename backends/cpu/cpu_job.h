@@ -65,6 +65,13 @@ struct Job {
   // (a contiguous range of dst) into scratch, then writes them with
   // non-temporal stores (no read-for-ownership of dst). f32/f64 only.
   bool stream;
+  // NHWC, f32/f64, channels a multiple of one vector, dst 64-byte aligned and
+  // far larger than the caches: the outputs are written with non-temporal
+  // stores straight from the kernel (whole aligned lines, in address order).
+  bool nt_out;
+  // NHWC, fast numerics, sw == 1, kw in [2, 16], channels a multiple of one
+  // vector: interior columns by the separable ring kernel (nhwc_s1_sweep).
+  bool sep_s1;
 };
 
 // Computes outputs (plane p, row oy) for p in [p0, p1), oy in [oy0, oy1).

@@ -115,6 +115,7 @@ void build_divisors(const Problem& q, std::vector<A>* table, std::vector<int32_t
 
 constexpr int64_t kSpanTarget = 4096;    // elements one block's windows span (<= 16 KiB f32)
 constexpr int64_t kStreamBytes = INT64_MAX;  // off by default: measured no gain here (docs/cpu.md)
+constexpr int64_t kNtBytes = int64_t(32) << 20;  // NHWC outputs streamed from this size on
 constexpr int64_t kUnitTarget = 32768;   // elements of work per parallel unit
 
 template <class A>
@@ -166,7 +167,14 @@ avgpool_status run(const Problem& q, const void* src, void* dst, BlockFn (*pick)
     j.pf_last = a == nullptr || a[0] == '1';
     j.pf_out = b == nullptr || b[0] == '1';
   }
-  if (const char* e = getenv("AVGPOOL_CPU_PRESUM")) j.presum = j.presum && e[0] == '1';
+  if (const char* e = getenv("AVGPOOL_CPU_PRESUM")) j.presum = e[0] == '2' || (j.presum && e[0] == '1');
+  {
+    const bool direct = q.dtype == AVGPOOL_DTYPE_F32 || q.dtype == AVGPOOL_DTYPE_F64;
+    const int64_t lanes = 64 / (int64_t)q.element_size;
+    const bool eligible = !nchw && direct && q.c % lanes == 0 && ((uintptr_t)dst & 63) == 0;
+    j.nt_out = eligible && q.dst_elements * (int64_t)q.element_size >= kNtBytes;
+    if (const char* e = getenv("AVGPOOL_CPU_NT")) j.nt_out = eligible && e[0] == '1';
+  }
   if (const char* e = getenv("AVGPOOL_CPU_PREFETCH")) j.prefetch = e[0] == '1';
   {
     const char* e = getenv("AVGPOOL_CPU_STREAM");
@@ -185,6 +193,12 @@ avgpool_status run(const Problem& q, const void* src, void* dst, BlockFn (*pick)
     ++hi;
   j.ox_lo = lo;
   j.ox_hi = hi;
+  // NHWC stride-1 rows, fast numerics, kw >= 4 (k3 s1 measured slower with
+  // it: 6 loads instead of 9 do not pay for the ring): the separable ring kernel (its
+  // kRingMax is 16 in kernels.inl; channels a multiple of one 64-byte vector).
+  j.sep_s1 = !nchw && q.numerics == AVGPOOL_NUMERICS_FAST && q.sw == 1 && q.kw >= 4 &&
+             q.kw <= 16 && q.c % (int64_t)(64 / sizeof(A)) == 0 && hi > lo;
+  if (const char* e = getenv("AVGPOOL_CPU_SEP")) j.sep_s1 = j.sep_s1 && e[0] == '1';
 
   // Flat interior rows (see flat_rows in kernels.inl).
   int64_t ylo = 0;

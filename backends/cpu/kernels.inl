@@ -599,7 +599,21 @@ void horizontal_nchw(const Job& jb, const A* const* hr, int64_t hn, int64_t xa, 
 // ---- step 3, NHWC (vec = channels) -----------------------------------------
 constexpr int64_t kWideChannels = 256;
 // Vectorized across channels: each output keeps PyTorch's order.
-template <class A>
+// Full, 64-byte aligned vector store; non-temporal (no read-for-ownership
+// of dst, which is far larger than the caches) when NT.
+template <bool NT, class A>
+inline void store_out(A* p, vec<A> x) {
+#if defined(__AVX512F__)
+  if constexpr (NT) {
+    if constexpr (sizeof(A) == 4) _mm512_stream_ps((float*)p, (__m512)x);
+    else _mm512_stream_pd((double*)p, (__m512d)x);
+    return;
+  }
+#endif
+  storeu(p, x);
+}
+
+template <bool NT, class A>
 void horizontal_nhwc(const Job& jb, const A* const* hr, int64_t hn, int64_t xa, int64_t ob0,
                      int64_t ob1, const A* div, const A* rcp, A* out) {
   constexpr int N = simd<A>::n;
@@ -665,16 +679,16 @@ void horizontal_nhwc(const Job& jb, const A* const* hr, int64_t hn, int64_t xa, 
           a2 += loadu(s + 2 * N);
           a3 += loadu(s + 3 * N);
         }
-      storeu(o + c0, Q(a0));
-      storeu(o + c0 + N, Q(a1));
-      storeu(o + c0 + 2 * N, Q(a2));
-      storeu(o + c0 + 3 * N, Q(a3));
+      store_out<NT>(o + c0, Q(a0));
+      store_out<NT>(o + c0 + N, Q(a1));
+      store_out<NT>(o + c0 + 2 * N, Q(a2));
+      store_out<NT>(o + c0 + 3 * N, Q(a3));
     }
     for (; c0 + N <= V; c0 += N) {
       vec<A> a0 = zero<A>();
       for (int64_t r = 0; r < hn; ++r)
         for (int64_t x = b; x < e; ++x) a0 += loadu(hr[r] + x * V + c0);
-      storeu(o + c0, Q(a0));
+      store_out<NT>(o + c0, Q(a0));
     }
     if (c0 < V) {
       const int64_t k = V - c0;
@@ -684,6 +698,78 @@ void horizontal_nhwc(const Job& jb, const A* const* hr, int64_t hn, int64_t xa, 
       store_part(o + c0, Q(a0), k);
     }
   }
+}
+
+// ---- step 3, NHWC, stride 1 along the row, fast numerics -------------------
+// Separable: each input column's vertical sum over the window rows is formed
+// once per channel vector (hn loads) and kept in a ring of the last kw
+// columns; each output adds the kw sums of its ring (recomputed, not a
+// running add/subtract, so no cancellation beyond the float32 bound):
+// hn + kw loads per output vector instead of hn * kw. Every output's sum is
+// a fixed order of its own window, so results do not depend on the blocks
+// or threads. G channel vectors per sweep (V % N == 0).
+constexpr int64_t kRingMax = 16;  // largest kw taken
+
+template <bool NT, int G, class A>
+void nhwc_s1_sweep(const A* const* hr, int64_t hn, int64_t V, int64_t c0, int64_t x0, int64_t n,
+                   int64_t kw, const A* div, const A* rcp, A* out) {
+  constexpr int N = simd<A>::n;
+  vec<A> ring[kRingMax][G];
+  auto vsum = [&](int64_t x, vec<A>* v) {
+    const int64_t off = x * V + c0;
+    for (int g = 0; g < G; ++g) {
+      const int64_t o = off + g * N;
+      vec<A> s0 = loadu(hr[0] + o), s1 = zero<A>();
+      int64_t r = 1;
+      for (; r + 1 < hn; r += 2) {
+        s1 += loadu(hr[r] + o);
+        s0 += loadu(hr[r + 1] + o);
+      }
+      if (r < hn) s1 += loadu(hr[r] + o);
+      v[g] = s0 + s1;
+    }
+  };
+  for (int64_t j = 0; j + 1 < kw; ++j) vsum(x0 + j, ring[j]);
+  int64_t slot = kw - 1;
+  for (int64_t i = 0; i < n; ++i) {
+    vsum(x0 + i + kw - 1, ring[slot]);
+    slot = slot + 1 == kw ? 0 : slot + 1;
+    const vec<A> dv = zero<A>() + div[i], rv = zero<A>() + rcp[i];
+    A* o = out + i * V + c0;
+    for (int g = 0; g < G; ++g) {
+      vec<A> a0 = ring[0][g], a1 = ring[1][g];
+      int64_t j = 2;
+      for (; j + 1 < kw; j += 2) {
+        a0 += ring[j][g];
+        a1 += ring[j + 1][g];
+      }
+      if (j < kw) a0 += ring[j][g];
+      store_out<NT>(o + g * N, quot_fast(a0 + a1, dv, rv));
+    }
+  }
+}
+
+template <bool NT, class A>
+void horizontal_nhwc_s1(const Job& jb, const A* const* hr, int64_t hn, int64_t xa, int64_t ob0,
+                        int64_t ob1, const A* div, const A* rcp, A* out) {
+  constexpr int N = simd<A>::n;
+  const int64_t V = jb.vec;
+  const int64_t i0 = imin(imax(ob0, jb.ox_lo), ob1), i1 = imax(imin(ob1, jb.ox_hi), i0);
+  if (i0 > ob0) horizontal_nhwc<NT>(jb, hr, hn, xa, ob0, i0, div, rcp, out);
+  if (i1 > i0) {
+    if (hn == 0) {
+      horizontal_nhwc<NT>(jb, hr, hn, xa, i0, i1, div, rcp, out + (i0 - ob0) * V);
+    } else {
+      const int64_t x0 = jb.cols[i0].begin - xa;
+      A* o = out + (i0 - ob0) * V;
+      int64_t c0 = 0;
+      for (; c0 + 4 * N <= V; c0 += 4 * N)
+        nhwc_s1_sweep<NT, 4>(hr, hn, V, c0, x0, i1 - i0, jb.kw, div + i0, rcp + i0, o);
+      for (; c0 < V; c0 += N)
+        nhwc_s1_sweep<NT, 1>(hr, hn, V, c0, x0, i1 - i0, jb.kw, div + i0, rcp + i0, o);
+    }
+  }
+  if (ob1 > i1) horizontal_nhwc<NT>(jb, hr, hn, xa, i1, ob1, div, rcp, out + (i1 - ob0) * V);
 }
 
 // ---- outputs: copy a block's results to dst with non-temporal stores when
@@ -856,12 +942,17 @@ void run_block(const Job& jb, int64_t p0, int64_t p1, int64_t oy0, int64_t oy1, 
         else
           out = obuf;
         if (V == 1) horizontal_nchw(jb, hr, hn, xa, ob0, ob1, div, rcp, hr == vrow, out);
-        else horizontal_nhwc(jb, hr, hn, xa, ob0, ob1, div, rcp, out);
+        else if (rcp && jb.sep_s1) {
+          if (direct && jb.nt_out) horizontal_nhwc_s1<true>(jb, hr, hn, xa, ob0, ob1, div, rcp, out);
+          else horizontal_nhwc_s1<false>(jb, hr, hn, xa, ob0, ob1, div, rcp, out);
+        } else if (direct && jb.nt_out) horizontal_nhwc<true>(jb, hr, hn, xa, ob0, ob1, div, rcp, out);
+        else horizontal_nhwc<false>(jb, hr, hn, xa, ob0, ob1, div, rcp, out);
         if constexpr (!direct) store_block(obuf, drow + ob0 * V, (ob1 - ob0) * V);
       }
     }
   }
   if constexpr (direct) {
+    if (jb.nt_out) _mm_sfence();  // order the non-temporal stores before the caller's barrier
     if (jb.stream) {
       // The block's outputs are one contiguous range of dst (one plane's
       // rows, or whole planes): full cache lines with non-temporal stores.
