@@ -41,17 +41,7 @@ constexpr int64_t kGuard = 64;                      // bytes of guard band each 
 }
 
 const std::vector<std::string>& cpu_impls() {
-  static const std::vector<std::string> names = [] {
-    std::vector<std::string> v;
-    int64_t count = 0;
-    avgpool_impl_count(&count);
-    for (int64_t i = 0; i < count; ++i) {
-      const char* name = nullptr;
-      avgpool_impl_name(i, &name);
-      if (strncmp(name, "cpu:", 4) == 0) v.push_back(name);
-    }
-    return v;
-  }();
+  static const std::vector<std::string> names = impl_names("cpu:");
   return names;
 }
 

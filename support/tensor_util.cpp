@@ -94,4 +94,17 @@ int64_t dense_index(avgpool_layout layout, const int64_t d[4], int64_t n, int64_
   return layout == AVGPOOL_LAYOUT_NCHW ? ((n * d[1] + c) * d[2] + y) * d[3] + x
                                        : ((n * d[2] + y) * d[3] + x) * d[1] + c;
 }
+
+std::vector<char> relayout(const void* src, const int64_t d[4], int64_t esize,
+                           avgpool_layout from, avgpool_layout to) {
+  std::vector<char> out((size_t)(d[0] * d[1] * d[2] * d[3] * esize));
+  const char* in = static_cast<const char*>(src);
+  for (int64_t n = 0; n < d[0]; ++n)
+    for (int64_t c = 0; c < d[1]; ++c)
+      for (int64_t y = 0; y < d[2]; ++y)
+        for (int64_t x = 0; x < d[3]; ++x)
+          memcpy(&out[(size_t)(dense_index(to, d, n, c, y, x) * esize)],
+                 in + dense_index(from, d, n, c, y, x) * esize, (size_t)esize);
+  return out;
+}
 }  // namespace avgpool_support

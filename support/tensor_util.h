@@ -5,6 +5,8 @@
 
 #include <stdint.h>
 
+#include <vector>
+
 #include "avgpool/avgpool.h"
 
 namespace avgpool_support {
@@ -42,4 +44,9 @@ namespace avgpool_support {
 // as layout (for callers outside the library that pick elements to check).
 int64_t dense_index(avgpool_layout layout, const int64_t dims[4], int64_t n, int64_t c, int64_t y,
                     int64_t x);
+
+// A copy of the dense tensor src (dims N, C, H, W; esize-byte elements) laid
+// out as `to` instead of `from`.
+std::vector<char> relayout(const void* src, const int64_t dims[4], int64_t esize,
+                           avgpool_layout from, avgpool_layout to);
 }  // namespace avgpool_support

@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "check.h"
 #include "tensor_util.h"
 
 using namespace avgpool_support;
@@ -34,14 +35,7 @@ constexpr uint64_t kSeed = 2024;
 constexpr int kRange = 8;
 
 std::vector<std::string> cpu_impls_or_reference() {
-  std::vector<std::string> names;
-  int64_t count = 0;
-  avgpool_impl_count(&count);
-  for (int64_t i = 0; i < count; ++i) {
-    const char* name = nullptr;
-    avgpool_impl_name(i, &name);
-    if (strncmp(name, "cpu:", 4) == 0) names.push_back(name);
-  }
+  std::vector<std::string> names = impl_names("cpu:");
   if (names.empty()) names.push_back("reference");
   return names;
 }

@@ -16,20 +16,6 @@ using namespace avgpool_support;
 
 namespace {
 
-// Copies a dense NCHW tensor into NHWC (from = NCHW) or back.
-std::vector<char> relayout(const std::vector<char>& in, const int64_t d[4], int64_t esize,
-                           avgpool_layout from) {
-  std::vector<char> out(in.size());
-  const avgpool_layout to = from == AVGPOOL_LAYOUT_NCHW ? AVGPOOL_LAYOUT_NHWC : AVGPOOL_LAYOUT_NCHW;
-  for (int64_t n = 0; n < d[0]; ++n)
-    for (int64_t c = 0; c < d[1]; ++c)
-      for (int64_t y = 0; y < d[2]; ++y)
-        for (int64_t x = 0; x < d[3]; ++x)
-          memcpy(&out[(size_t)(dense_index(to, d, n, c, y, x) * esize)],
-                 &in[(size_t)(dense_index(from, d, n, c, y, x) * esize)], (size_t)esize);
-  return out;
-}
-
 const GoldenFile& golden() {
   std::string error;
   const GoldenFile* file = default_golden(&error);
@@ -70,10 +56,10 @@ TEST_CASE("NCHW and NHWC give identical bits for the same data") {
 
     avgpool_params q = p;
     q.layout = AVGPOOL_LAYOUT_NHWC;
-    const std::vector<char> src_nhwc = relayout(src, in_dims, esize, AVGPOOL_LAYOUT_NCHW);
+    const std::vector<char> src_nhwc = relayout(src.data(), in_dims, esize, AVGPOOL_LAYOUT_NCHW, AVGPOOL_LAYOUT_NHWC);
     std::vector<char> out_nhwc((size_t)(dst_n * esize));
     REQUIRE(run_reference(q, src_nhwc.data(), out_nhwc.data()) == AVGPOOL_SUCCESS);
-    CHECK(relayout(out_nhwc, out_dims, esize, AVGPOOL_LAYOUT_NHWC) == out_nchw);
+    CHECK(relayout(out_nhwc.data(), out_dims, esize, AVGPOOL_LAYOUT_NHWC, AVGPOOL_LAYOUT_NCHW) == out_nchw);
   }
 }
 

@@ -23,17 +23,7 @@ using namespace avgpool_support;
 
 namespace {
 
-std::vector<std::string> cpu_impl_names() {
-  std::vector<std::string> names;
-  int64_t count = 0;
-  avgpool_impl_count(&count);
-  for (int64_t i = 0; i < count; ++i) {
-    const char* name = nullptr;
-    avgpool_impl_name(i, &name);
-    if (strncmp(name, "cpu:", 4) == 0) names.push_back(name);
-  }
-  return names;
-}
+std::vector<std::string> cpu_impl_names() { return impl_names("cpu:"); }
 
 // 0 finite, 1 NaN, 2 +Inf, 3 -Inf.
 int classify(double v) { return isnan(v) ? 1 : isinf(v) ? (v > 0 ? 2 : 3) : 0; }

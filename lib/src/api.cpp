@@ -35,8 +35,7 @@ avgpool_status choose_impl(const Problem& problem, const Impl** chosen) {
   for (const Impl* impl : avgpool::all_impls()) {
     if (problem.backend != AVGPOOL_BACKEND_AUTO && impl->backend != problem.backend) continue;
     any_of_backend = true;
-    if (problem.backend == AVGPOOL_BACKEND_AUTO || impl->backend == problem.backend)
-      if (impl->auto_skip != nullptr && impl->auto_skip(problem)) continue;
+    if (impl->auto_skip != nullptr && impl->auto_skip(problem)) continue;  // a later one is faster
     last = impl->accepts(problem);
     if (last == AVGPOOL_SUCCESS) {
       avgpool::clear_error();

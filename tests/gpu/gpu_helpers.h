@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "avgpool/avgpool.h"
+#include "check.h"
 #include "tensor_util.h"
 
 namespace gpu_test {
@@ -21,17 +22,7 @@ namespace gpu_test {
   } while (0)
 
 // The CUDA implementations this build registers (names starting "cuda:").
-inline std::vector<std::string> cuda_impl_names() {
-  std::vector<std::string> names;
-  int64_t count = 0;
-  avgpool_impl_count(&count);
-  for (int64_t i = 0; i < count; ++i) {
-    const char* name = nullptr;
-    avgpool_impl_name(i, &name);
-    if (strncmp(name, "cuda:", 5) == 0) names.push_back(name);
-  }
-  return names;
-}
+inline std::vector<std::string> cuda_impl_names() { return avgpool_support::impl_names("cuda:"); }
 
 // A device allocation of `bytes` at byte offset `offset` (to test unaligned
 // pointers) with kGuard poisoned bytes on either side.
@@ -66,31 +57,6 @@ class Guarded {
 };
 
 // NCHW <-> NHWC on the host, for any element size.
-inline std::vector<char> nchw_to_nhwc(const void* src, int64_t n, int64_t c, int64_t h, int64_t w,
-                                      int64_t es) {
-  std::vector<char> out((size_t)(n * c * h * w * es));
-  const char* s = static_cast<const char*>(src);
-  for (int64_t in = 0; in < n; ++in)
-    for (int64_t ic = 0; ic < c; ++ic)
-      for (int64_t y = 0; y < h; ++y)
-        for (int64_t x = 0; x < w; ++x)
-          memcpy(&out[(size_t)((((in * h + y) * w + x) * c + ic) * es)],
-                 s + (((in * c + ic) * h + y) * w + x) * es, (size_t)es);
-  return out;
-}
-inline std::vector<char> nhwc_to_nchw(const void* src, int64_t n, int64_t c, int64_t h, int64_t w,
-                                      int64_t es) {
-  std::vector<char> out((size_t)(n * c * h * w * es));
-  const char* s = static_cast<const char*>(src);
-  for (int64_t in = 0; in < n; ++in)
-    for (int64_t ic = 0; ic < c; ++ic)
-      for (int64_t y = 0; y < h; ++y)
-        for (int64_t x = 0; x < w; ++x)
-          memcpy(&out[(size_t)((((in * c + ic) * h + y) * w + x) * es)],
-                 s + (((in * h + y) * w + x) * c + ic) * es, (size_t)es);
-  return out;
-}
-
 struct RunResult {
   avgpool_status status = AVGPOOL_SUCCESS;  // of plan creation (UNSUPPORTED = declined)
   std::string message;

@@ -26,14 +26,10 @@ using namespace gpu_test;
 namespace {
 
 const GoldenFile& golden() {
-  static GoldenFile file;
-  static bool loaded = false;
-  if (!loaded) {
-    std::string error;
-    REQUIRE_MESSAGE(read_golden(default_golden_path(), &file, &error), error);
-    loaded = true;
-  }
-  return file;
+  std::string error;
+  const GoldenFile* file = default_golden(&error);
+  REQUIRE_MESSAGE(file != nullptr, error);
+  return *file;
 }
 
 // AVGPOOL_GPU_TEST_QUICK=1 (for compute-sanitizer): every 8th golden case,
@@ -129,10 +125,8 @@ TEST_CASE("every golden case on every CUDA implementation") {
         for (avgpool_layout layout : {AVGPOOL_LAYOUT_NCHW, AVGPOOL_LAYOUT_NHWC}) {
           avgpool_params p = golden_params(gc, AVGPOOL_BACKEND_CUDA, num);
           p.layout = layout;
-          const bool nhwc = layout == AVGPOOL_LAYOUT_NHWC;
-          std::vector<char> src = nhwc ? nchw_to_nhwc(gc.in.data(), gc.n, gc.c, gc.h, gc.w, 4)
-                                       : std::vector<char>((const char*)gc.in.data(),
-                                                           (const char*)(gc.in.data() + gc.in.size()));
+          const int64_t in_dims[4] = {gc.n, gc.c, gc.h, gc.w};
+          std::vector<char> src = relayout(gc.in.data(), in_dims, 4, AVGPOOL_LAYOUT_NCHW, layout);
           RunResult r = run_on_device(p, name.c_str(), src.data());
           if (r.status == AVGPOOL_ERROR_UNSUPPORTED) {
             ++declined[name];
@@ -143,7 +137,7 @@ TEST_CASE("every golden case on every CUDA implementation") {
           REQUIRE(r.device_error == cudaSuccess);
           CHECK(r.guards_ok);
           const int64_t* d = gc.out_dims;
-          std::vector<char> out = nhwc ? nhwc_to_nchw(r.out.data(), d[0], d[1], d[2], d[3], 4) : r.out;
+          std::vector<char> out = relayout(r.out.data(), d, 4, layout, AVGPOOL_LAYOUT_NCHW);
           const float* got = reinterpret_cast<const float*>(out.data());
           REQUIRE(out.size() == gc.out32.size() * 4);
           int64_t bad = 0, first = -1;

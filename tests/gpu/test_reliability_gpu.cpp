@@ -35,17 +35,7 @@ namespace reliability_gpu {
     REQUIRE_MESSAGE(e_ == cudaSuccess, #expr << ": " << cudaGetErrorString(e_));   \
   } while (0)
 
-std::vector<std::string> cuda_impls() {
-  std::vector<std::string> names;
-  int64_t count = 0;
-  avgpool_impl_count(&count);
-  for (int64_t i = 0; i < count; ++i) {
-    const char* name = nullptr;
-    avgpool_impl_name(i, &name);
-    if (strncmp(name, "cuda:", 5) == 0) names.push_back(name);
-  }
-  return names;
-}
+std::vector<std::string> cuda_impls() { return avgpool_support::impl_names("cuda:"); }
 
 // A device allocation freed on scope exit.
 struct DeviceBuffer {
