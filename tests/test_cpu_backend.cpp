@@ -16,34 +16,14 @@
 
 #include "check.h"
 #include "golden_file.h"
+#include "golden_cases.h"
 #include "tensor_util.h"
 
 using namespace avgpool_support;
 
 namespace {
 
-std::vector<std::string> cpu_impl_names() {
-  std::vector<std::string> names;
-  int64_t count = 0;
-  avgpool_impl_count(&count);
-  for (int64_t i = 0; i < count; ++i) {
-    const char* name = nullptr;
-    avgpool_impl_name(i, &name);
-    if (strncmp(name, "cpu:", 4) == 0) names.push_back(name);
-  }
-  return names;
-}
-
-const GoldenFile& golden() {
-  static GoldenFile file;
-  static bool loaded = false;
-  if (!loaded) {
-    std::string error;
-    REQUIRE_MESSAGE(read_golden(default_golden_path(), &file, &error), error);
-    loaded = true;
-  }
-  return file;
-}
+std::vector<std::string> cpu_impl_names() { return impl_names("cpu:"); }
 
 // A dst buffer with poisoned guard bands on both sides.
 struct Guarded {

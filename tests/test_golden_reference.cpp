@@ -6,20 +6,10 @@
 #include <vector>
 
 #include "golden_file.h"
+#include "golden_cases.h"
 #include "tensor_util.h"
 
 using namespace avgpool_support;
-
-namespace {
-
-const GoldenFile& golden() {
-  std::string error;
-  const GoldenFile* file = default_golden(&error);
-  REQUIRE_MESSAGE(file != nullptr, error);
-  return *file;
-}
-
-}  // namespace
 
 TEST_SUITE("cpu") {
 

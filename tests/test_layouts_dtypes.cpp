@@ -10,18 +10,12 @@
 
 #include "check.h"
 #include "golden_file.h"
+#include "golden_cases.h"
 #include "tensor_util.h"
 
 using namespace avgpool_support;
 
 namespace {
-
-const GoldenFile& golden() {
-  std::string error;
-  const GoldenFile* file = default_golden(&error);
-  REQUIRE_MESSAGE(file != nullptr, error);
-  return *file;
-}
 
 double f64_ulp(double v) {
   int e;

@@ -17,6 +17,7 @@
 
 #include "check.h"
 #include "golden_file.h"
+#include "../golden_cases.h"
 #include "gpu_helpers.h"
 #include "tensor_util.h"
 
@@ -24,13 +25,6 @@ using namespace avgpool_support;
 using namespace gpu_test;
 
 namespace {
-
-const GoldenFile& golden() {
-  std::string error;
-  const GoldenFile* file = default_golden(&error);
-  REQUIRE_MESSAGE(file != nullptr, error);
-  return *file;
-}
 
 // AVGPOOL_GPU_TEST_QUICK=1 (for compute-sanitizer): every 8th golden case,
 // 60 random configurations, targeted shapes in f32 only.
