@@ -2,7 +2,8 @@
 // 16x64x2048x2048 f32 k11 s11 (17.2 GB in) against the reference on sampled
 // outputs plus complete first and last planes, in both numerics; and an
 // output of more than 2^31 elements (kernel 1 on a 2^31+ element input) on
-// every CUDA implementation.
+// every CUDA implementation; and ceil mode + padding at the far end of a
+// > 2^31-element input.
 #if defined(AVGPOOL_WITH_CUDA)  // the whole file: without CUDA main() skips
 
 #include <doctest/doctest.h>
@@ -157,6 +158,72 @@ TEST_CASE("an output of more than 2^31 elements (kernel 1, f16) on every CUDA im
       printf("> 2^31 elements (%lld) on %s %s: %lld bad\n", (long long)total, name.c_str(),
              layout ? "nhwc" : "nchw", (long long)bad);
       avgpool_plan_destroy(plan);
+    }
+  }
+}
+
+TEST_CASE("ceil_mode + padding at the far end of a > 2^31-element input, every CUDA implementation") {
+  // NCHW: one 46342 x 46342 plane; NHWC: 2 channels of 32769 x 32769. Both
+  // f16 with small integers; kernel 3, stride 2, padding 1, ceil mode: the
+  // last window starts at the last input row and hangs over the padding.
+  for (avgpool_layout layout : {AVGPOOL_LAYOUT_NCHW, AVGPOOL_LAYOUT_NHWC}) {
+    avgpool_params p;
+    avgpool_params_init(&p);
+    p.c = layout == AVGPOOL_LAYOUT_NCHW ? 1 : 2;
+    p.h = p.w = layout == AVGPOOL_LAYOUT_NCHW ? 46342 : 32769;
+    p.kernel_h = p.kernel_w = 3;
+    p.stride_h = p.stride_w = 2;
+    p.padding_h = p.padding_w = 1;
+    p.ceil_mode = 1;
+    p.dtype = AVGPOOL_DTYPE_F16;
+    p.layout = layout;
+    const int64_t total = p.c * p.h * p.w;
+    REQUIRE(total > (int64_t(1) << 31));
+    std::vector<uint16_t> host((size_t)total);
+    fill_small_ints(AVGPOOL_DTYPE_F16, host.data(), total, 77, 8);
+    DeviceMem src((size_t)(total * 2)), dst((size_t)(total * 2));
+    if (src.p == nullptr || dst.p == nullptr) {
+      MESSAGE("skipped: not enough device memory");
+      return;
+    }
+    CUDA_OK(cudaMemcpy(src.p, host.data(), (size_t)(total * 2), cudaMemcpyHostToDevice));
+    for (const std::string& name : cuda_impl_names()) {
+      for (avgpool_numerics numerics : {AVGPOOL_NUMERICS_FAST, AVGPOOL_NUMERICS_PYTORCH}) {
+        p.numerics = numerics;
+        avgpool_plan* plan = nullptr;
+        if (avgpool_plan_create_with_impl(&p, name.c_str(), &plan) != AVGPOOL_SUCCESS) continue;
+        int64_t dims[4], src_n, dst_n;
+        avgpool_plan_output_dims(plan, dims);
+        avgpool_plan_sizes(plan, &src_n, &dst_n);
+        CUDA_OK(cudaMemset(dst.p, kPoisonByte, (size_t)(total * 2)));
+        REQUIRE(avgpool_plan_execute(plan, src.p, dst.p, nullptr) == AVGPOOL_SUCCESS);
+        CUDA_OK(cudaDeviceSynchronize());
+        std::vector<uint16_t> out((size_t)dst_n);
+        CUDA_OK(cudaMemcpy(out.data(), dst.p, (size_t)(dst_n * 2), cudaMemcpyDeviceToHost));
+        // The last two output rows and columns of every channel in full, and
+        // 20000 random outputs, against the reference; small integers make
+        // both numerics exact up to the final rounding, so compare bitwise.
+        std::vector<int64_t> idx;
+        for (int64_t c = 0; c < dims[1]; ++c)
+          for (int64_t i = 0; i < dims[3]; ++i)
+            for (int64_t last = 1; last <= 2; ++last) {
+              idx.push_back(dense_index(layout, dims, 0, c, dims[2] - last, i));
+              idx.push_back(dense_index(layout, dims, 0, c, i, dims[3] - last));
+            }
+        std::mt19937_64 rng(9);
+        for (int i = 0; i < 20000; ++i) idx.push_back((int64_t)(rng() % (uint64_t)dst_n));
+        std::vector<double> want(idx.size());
+        REQUIRE(avgpool_reference_outputs(plan, host.data(), (int64_t)idx.size(), idx.data(),
+                                          want.data()) == AVGPOOL_SUCCESS);
+        int64_t bad = 0;
+        for (size_t i = 0; i < idx.size(); ++i)
+          bad += load_double(AVGPOOL_DTYPE_F16, out.data(), idx[i]) != want[i];
+        CHECK_MESSAGE(bad == 0, name << (layout ? " nhwc" : " nchw"));
+        printf("far-end ceil+padding, %lld inputs, %s %s %s: %zu outputs checked, %lld bad\n",
+               (long long)total, name.c_str(), layout ? "nhwc" : "nchw",
+               numerics ? "pytorch" : "fast", idx.size(), (long long)bad);
+        avgpool_plan_destroy(plan);
+      }
     }
   }
 }
