@@ -528,7 +528,14 @@ avgpool_status execute(const Problem& q, const void* src, void* dst, void* strea
   if (s != AVGPOOL_SUCCESS) return s;
   RowsArgs a;
   int64_t smem = 0;
-  if (!geometry(q, &a, &smem, (uintptr_t)src % 16 == 0)) return AVGPOOL_ERROR_UNSUPPORTED;
+  if (!geometry(q, &a, &smem, (uintptr_t)src % 16 == 0)) {
+    // accepts() planned column chunks, which need a 16-byte-aligned src; a
+    // misaligned one must fall back, not fail (issue 5).
+    clear_error();
+    for (const Impl* fallback : {&kGenericImpl, &kDirectImpl})
+      if (fallback->accepts(q) == AVGPOOL_SUCCESS) return fallback->execute(q, src, dst, stream);
+    return set_error(AVGPOOL_ERROR_INTERNAL, "cuda:nchw_rows: no fallback for a misaligned src");
+  }
   a.planes = q.planes(); a.h = q.h; a.w = q.w; a.oh = q.oh; a.ow = q.ow;
   a.kh = q.kh; a.kw = q.kw; a.sh = q.sh; a.sw = q.sw; a.ph = q.ph; a.pw = q.pw;
   a.divisor_override = q.divisor_override;
