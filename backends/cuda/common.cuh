@@ -118,6 +118,15 @@ inline unsigned grid_for(int64_t items, int64_t cap = int64_t(1) << 20) {
   return (unsigned)(items < cap ? items : cap);
 }
 
+// Copies the problem's geometry into a kernel-argument struct (any struct
+// with these fields), so each launcher passes it by value.
+template <typename Args> inline void copy_geometry(const Problem& q, Args* a) {
+  a->planes = q.planes(); a->h = q.h; a->w = q.w; a->oh = q.oh; a->ow = q.ow;
+  a->kh = q.kh; a->kw = q.kw; a->sh = q.sh; a->sw = q.sw; a->ph = q.ph; a->pw = q.pw;
+  a->divisor_override = q.divisor_override;
+  a->include_pad = q.count_include_pad;
+}
+
 // Calls f(T{}) with T the device storage type of dtype.
 template <typename F> inline avgpool_status dispatch_dtype_cuda(avgpool_dtype dtype, F&& f) {
   switch (dtype) {

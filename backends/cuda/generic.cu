@@ -184,10 +184,7 @@ avgpool_status execute(const Problem& q, const void* src, void* dst, void* strea
   GenArgs a;
   int64_t smem = 0;
   if (!choose_tile(q, &a, &smem)) return AVGPOOL_ERROR_UNSUPPORTED;
-  a.planes = q.planes(); a.h = q.h; a.w = q.w; a.oh = q.oh; a.ow = q.ow;
-  a.kh = q.kh; a.kw = q.kw; a.sh = q.sh; a.sw = q.sw; a.ph = q.ph; a.pw = q.pw;
-  a.divisor_override = q.divisor_override;
-  a.include_pad = q.count_include_pad;
+  copy_geometry(q, &a);
   a.tiles_y = (int)ceil_div(q.oh, a.toh);
   a.tiles_x = (int)ceil_div(q.ow, a.tow);
   a.items = ceil_div(q.planes(), a.pb) * a.tiles_y * a.tiles_x;

@@ -536,10 +536,7 @@ avgpool_status execute(const Problem& q, const void* src, void* dst, void* strea
       if (fallback->accepts(q) == AVGPOOL_SUCCESS) return fallback->execute(q, src, dst, stream);
     return set_error(AVGPOOL_ERROR_INTERNAL, "cuda:nchw_rows: no fallback for a misaligned src");
   }
-  a.planes = q.planes(); a.h = q.h; a.w = q.w; a.oh = q.oh; a.ow = q.ow;
-  a.kh = q.kh; a.kw = q.kw; a.sh = q.sh; a.sw = q.sw; a.ph = q.ph; a.pw = q.pw;
-  a.divisor_override = q.divisor_override;
-  a.include_pad = q.count_include_pad;
+  copy_geometry(q, &a);
   const bool pyt = q.numerics == AVGPOOL_NUMERICS_PYTORCH;
   return dispatch_dtype_cuda(q.dtype, [&](auto zero) {
     using T = decltype(zero);
