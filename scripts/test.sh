@@ -7,4 +7,8 @@ cd "$(dirname "$0")/.."
 source scripts/deps.sh
 avgpool_install_deps
 avgpool_build
-ctest --test-dir "${AVGPOOL_BUILD_DIR:-build}" --output-on-failure
+dir="${AVGPOOL_BUILD_DIR:-build}"
+# The GPU suite verbosely, so its result or its reason to skip is printed
+# ("SKIPPED: no usable CUDA device ..."); then everything else.
+ctest --test-dir "$dir" -L gpu -V --output-on-failure
+ctest --test-dir "$dir" -LE gpu --output-on-failure
