@@ -88,6 +88,16 @@ std::vector<std::string> impl_names(const std::string& prefix) {
   return names;
 }
 
+void sprinkle_specials(avgpool_dtype dtype, void* data, int64_t count, double density,
+                       std::mt19937_64& rng) {
+  std::uniform_real_distribution<double> u(0, 1);
+  const double specials[3] = {NAN, INFINITY, -INFINITY};
+  for (int64_t i = 0; i < count; ++i)
+    if (u(rng) < density) store_double(dtype, data, i, specials[rng() % 3]);
+  if (count > 0 && density < 0.01)
+    store_double(dtype, data, (int64_t)(rng() % (uint64_t)count), specials[rng() % 3]);
+}
+
 avgpool_status run_reference(const avgpool_params& p, const void* src, void* dst) {
   avgpool_params r = p;
   r.backend = AVGPOOL_BACKEND_REFERENCE;

@@ -47,6 +47,12 @@ Mismatch compare_to_reference(const avgpool_params& p, const void* src, const vo
 // "cuda:", "" for all), in dispatch order.
 std::vector<std::string> impl_names(const std::string& prefix);
 
+// Overwrites elements of data (count elements of dtype) with NaN, +Inf or
+// -Inf, each with probability density, and one more at a random place when
+// density < 0.01 (so sparse cases hold a special too).
+void sprinkle_specials(avgpool_dtype dtype, void* data, int64_t count, double density,
+                       std::mt19937_64& rng);
+
 // Runs the reference backend for p on host src into host dst.
 avgpool_status run_reference(const avgpool_params& p, const void* src, void* dst);
 

@@ -69,11 +69,7 @@ TEST_CASE("random NaN/Inf placements: every CPU implementation and the reference
     fill_random(p.dtype, src.data(), sn, (uint64_t)iter, -4.0, 4.0);
     // Density from very sparse (single specials) to dense (windows with both infinities).
     const double density = std::vector<double>{0.002, 0.02, 0.1, 0.4}[(size_t)iter % 4];
-    std::uniform_real_distribution<double> u(0, 1);
-    const double specials[3] = {NAN, INFINITY, -INFINITY};
-    for (int64_t i = 0; i < sn; ++i)
-      if (u(rng) < density) store_double(p.dtype, src.data(), i, specials[rng() % 3]);
-    if (sn > 0 && density < 0.01) store_double(p.dtype, src.data(), (int64_t)(rng() % (uint64_t)sn), specials[rng() % 3]);
+    sprinkle_specials(p.dtype, src.data(), sn, density, rng);
 
     REQUIRE(avgpool_plan_execute(plan, src.data(), ref.data(), nullptr) == AVGPOOL_SUCCESS);
     avgpool_plan_destroy(plan);

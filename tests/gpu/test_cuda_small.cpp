@@ -197,6 +197,34 @@ TEST_CASE("random configurations against the reference") {
   for (const std::string& name : cuda_impl_names()) CHECK(runs[name] > 0);
 }
 
+TEST_CASE("random NaN/Inf placements: every CUDA implementation agrees with the reference") {
+  // compare_to_reference demands NaN/Inf exactly where the reference has
+  // them, in both numerics (the reference follows PyTorch's rule; see
+  // tests/test_nan_inf.cpp for its oracle).
+  std::mt19937_64 rng(56);
+  std::map<std::string, int> runs;
+  const int count = configs_to_run() / 4;
+  for (int i = 0; i < count; ++i) {
+    RandomParamsLimits lim;
+    lim.max_hw = 24;
+    avgpool_params p = random_params(rng, lim);
+    avgpool_params rp = p;
+    rp.backend = AVGPOOL_BACKEND_REFERENCE;
+    avgpool_plan* plan = nullptr;
+    REQUIRE(avgpool_plan_create(&rp, &plan) == AVGPOOL_SUCCESS);
+    int64_t sn = 0, dn = 0;
+    avgpool_plan_sizes(plan, &sn, &dn);
+    avgpool_plan_destroy(plan);
+    std::vector<char> src((size_t)(sn * element_size(p.dtype)));
+    fill_random(p.dtype, src.data(), sn, rng(), -4.0, 4.0);
+    sprinkle_specials(p.dtype, src.data(), sn, std::vector<double>{0.002, 0.02, 0.1, 0.4}[(size_t)i % 4], rng);
+    check_all_impls(p, src.data(), &runs, rng, false);
+  }
+  print_runs("NaN/Inf runs", runs);
+  if (!quick())  // 15 quick configurations may miss the stride == kernel path
+    for (const std::string& name : cuda_impl_names()) CHECK(runs[name] > 0);
+}
+
 TEST_CASE("targeted shapes: wide rows in chunks, tall kernels, packed planes, f64, odd widths") {
   std::mt19937_64 rng(7);
   std::map<std::string, int> runs;
