@@ -98,6 +98,16 @@ void sprinkle_specials(avgpool_dtype dtype, void* data, int64_t count, double de
     store_double(dtype, data, (int64_t)(rng() % (uint64_t)count), specials[rng() % 3]);
 }
 
+bool element_counts(const avgpool_params& p, int64_t* src_elements, int64_t* dst_elements) {
+  avgpool_params r = p;
+  r.backend = AVGPOOL_BACKEND_REFERENCE;
+  avgpool_plan* plan = nullptr;
+  if (avgpool_plan_create(&r, &plan) != AVGPOOL_SUCCESS) return false;
+  avgpool_plan_sizes(plan, src_elements, dst_elements);
+  avgpool_plan_destroy(plan);
+  return true;
+}
+
 avgpool_status run_reference(const avgpool_params& p, const void* src, void* dst) {
   avgpool_params r = p;
   r.backend = AVGPOOL_BACKEND_REFERENCE;

@@ -53,6 +53,10 @@ std::vector<std::string> impl_names(const std::string& prefix);
 void sprinkle_specials(avgpool_dtype dtype, void* data, int64_t count, double density,
                        std::mt19937_64& rng);
 
+// Element counts of src and dst for valid p (a reference plan's sizes);
+// false if p is refused.
+bool element_counts(const avgpool_params& p, int64_t* src_elements, int64_t* dst_elements);
+
 // Runs the reference backend for p on host src into host dst.
 avgpool_status run_reference(const avgpool_params& p, const void* src, void* dst);
 
