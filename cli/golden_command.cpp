@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <algorithm>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -64,7 +65,7 @@ std::string run_case(const GoldenCase& gc, const GoldenOptions& o, std::vector<f
     if (avgpool_forward(&ap, abs_in.data(), abs_mean.data(), nullptr) != AVGPOOL_SUCCESS)
       return std::string("reference on |x|: ") + avgpool_last_error_message();
   }
-  const double window = (double)(gc.kh * gc.kw);
+  const double window = (double)std::min(gc.kh, gc.h) * (double)std::min(gc.kw, gc.w);
   int64_t bad = 0, first = -1;
   for (size_t i = 0; i < values->size(); ++i) {
     const float got = (*values)[i];

@@ -155,7 +155,8 @@ int run_command(const RunOptions& options) {
   // K * 2^-24 * 1, plus one rounding of the result in its dtype.
   const int digits = p.dtype == AVGPOOL_DTYPE_F64 ? 53 : p.dtype == AVGPOOL_DTYPE_F32 ? 24
                      : p.dtype == AVGPOOL_DTYPE_F16 ? 11 : 8;
-  const double sum_bound = (double)(p.kernel_h * p.kernel_w) * 0x1.0p-24;
+  const double sum_bound =
+      (double)std::min(p.kernel_h, p.h) * (double)std::min(p.kernel_w, p.w) * 0x1.0p-24;
   double max_error = 0;
   int64_t bad = 0;
   for (size_t i = 0; i < idx.size(); ++i) {

@@ -24,6 +24,14 @@ else
   echo "WARNING: no golden file found: fuzzing from an empty corpus"
 fi
 
+# Replay every input that once made the fuzzer fail (their bugs are fixed;
+# strict: no tolerated failure class).
+if ls fuzz/regressions/* >/dev/null 2>&1; then
+  AVGPOOL_FUZZ_STRICT=1 OMP_NUM_THREADS=1 "$dir/avgpool_fuzz" $(ls fuzz/regressions/* | grep -v README) \
+    >"$dir/regressions.log" 2>&1 || { echo "FUZZER REGRESSION:"; tail -40 "$dir/regressions.log"; exit 1; }
+  echo "regressions replayed: $(ls fuzz/regressions | grep -vc README)"
+fi
+
 log="$dir/fuzz.log"
 set +e
 # One worker thread per call keeps executions fast; the CPU backend's

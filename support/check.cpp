@@ -3,6 +3,7 @@
 #include <math.h>
 #include <string.h>
 
+#include <algorithm>
 #include <sstream>
 #include <vector>
 
@@ -167,7 +168,9 @@ Mismatch compare_to_reference(const avgpool_params& p, const void* src, const vo
   avgpool_params ap = rp;
   ap.numerics = AVGPOOL_NUMERICS_FAST;
   avgpool_forward(&ap, abs_src.data(), abs_mean.data(), nullptr);
-  const double window = (double)(p.kernel_h * p.kernel_w);
+  // Terms in one sum: the window clipped to the input (a kernel may exceed
+  // it in ceil mode; kernel_h * kernel_w could overflow int64).
+  const double window = (double)std::min(p.kernel_h, p.h) * (double)std::min(p.kernel_w, p.w);
   for (int64_t i = 0; i < dst_n; ++i) {
     const double gv = load_double(p.dtype, got, i), rv = load_double(p.dtype, ref, i);
     if (isnan(rv) || isinf(rv) || isnan(gv) || isinf(gv)) {
