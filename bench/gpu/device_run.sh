@@ -1,9 +1,10 @@
 #!/bin/bash
 # One device call: GPU tests, benchmark (ours vs read pass vs cuDNN), PyTorch
 # comparison; results under $OUT. Usage (from the repository root, with
-# build-cuda carried): bash bench/gpu/device_run.sh [tests|bench|sanitize|all]
+# the build folder carried, B=build-final by default):
+#   bash bench/gpu/device_run.sh [tests|bench|sanitize|profile|all]
 what=${1:-all}
-B=build-cuda
+B=${B:-build-final}
 OUT=${OUT:-/tmp/out}
 mkdir -p $OUT
 CUDNN_DIR=$(python3 -c "import nvidia.cudnn,os;print(os.path.join(list(nvidia.cudnn.__path__)[0],'lib'))" 2>/dev/null)
@@ -21,10 +22,20 @@ if [[ $what == bench || $what == all ]]; then
   timeout 200 python3 $B/bench/gpu/torch_compare.py $B/libavgpool.so --json $OUT/torch.json 2>&1 | tee $OUT/torch.log
 fi
 if [[ $what == sanitize || $what == all ]]; then
-  for tool in memcheck racecheck; do
+  for tool in memcheck racecheck initcheck; do
     AVGPOOL_GPU_TEST_QUICK=1 timeout 250 compute-sanitizer --tool $tool --error-exitcode 3 \
       $B/tests/avgpool_gpu_tests --no-version -ts=gpu_small > $OUT/$tool.log 2>&1
     echo "$tool exit code $?" | tee -a $OUT/$tool.log
     tail -n 5 $OUT/$tool.log
+  done
+fi
+if [[ $what == profile ]]; then
+  # Nsight Compute on one launch of each named case (PROFILE_CASES, substrings of bench names)
+  for c in ${PROFILE_CASES:-k5s1p2 k3s1p1 k3s2p1_ceil}; do
+    timeout 120 ncu --clock-control none --section SpeedOfLight --section MemoryWorkloadAnalysis \
+      --section WarpStateStats --section LaunchStats --section Occupancy --section SchedulerStats \
+      --launch-skip 3 --launch-count 1 -k regex:'^(nchw|nhwc|stride|generic|direct)' \
+      $B/bench/gpu/avgpool_gpu_bench --only $c --reps 4 > $OUT/ncu-$c.log 2>&1
+    grep -E "^  [a-z_]+_kernel|Duration|DRAM Throughput|Memory Throughput|L2 Cache Throughput|Compute \(SM\)|Issue Slots Busy|Achieved Occupancy|Registers Per|Stall|Warp Cycles Per Issued" $OUT/ncu-$c.log | head -30
   done
 fi
