@@ -84,5 +84,19 @@ avgpool_status allow_shared(const void* kernel, int64_t bytes, const char* name)
   return AVGPOOL_SUCCESS;
 }
 
+// Streaming multiprocessors of the current device (once per process).
+int sm_count() {
+  static const int n = [] {
+    int device = 0, count = 132;
+    if (cudaGetDevice(&device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) {
+      cudaGetLastError();
+      count = 132;
+    }
+    return count;
+  }();
+  return n;
+}
+
 }  // namespace cuda
 }  // namespace avgpool

@@ -110,6 +110,9 @@ avgpool_status check_launch(const char* kernel);
 // Shared-memory bytes a block may use (opt-in limit of the current device).
 int64_t max_shared_per_block();
 
+// Streaming multiprocessors of the current device (132 if the query fails).
+int sm_count();
+
 // Raises a kernel's dynamic shared-memory limit once (thread-safe).
 avgpool_status allow_shared(const void* kernel, int64_t bytes, const char* name);
 

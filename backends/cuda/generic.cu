@@ -1,17 +1,26 @@
-// cuda:generic - NCHW, any stride, padding, ceil_mode, divisor (overlapping
-// windows included).
+// cuda:generic - NCHW, any stride, padding, ceil_mode, divisor: the tiled
+// path for overlapping windows.
 //
-// A block computes a tile of toh x tow outputs on pb planes at once (pb > 1
-// packs small planes, e.g. global pooling of 7x7 maps, into one block). It
-// loads the tile's input rectangle of every plane into shared memory (read-
-// only cached loads: neighbouring tiles share their halos through L2), then
-//  - fast numerics: vertical sums of each output row's window rows per input
-//    column, then horizontal sums of those: the work per output grows with
-//    kh + kw, not kh * kw (separable);
+// A work item is a tile of toh x tow outputs of one plane. Its input
+// rectangle, in padded coordinates (rows from oy0 * sh - ph, columns from
+// ox0 * sw - pw, widened to 16-byte chunks), is staged in shared memory with
+// zeros wherever it lies outside the input (padding, ceil-mode overhang).
+// Every window is then a full kh x kw block of the tile, and the inner loops
+// have no bounds and no index math:
+//  - fast numerics: vertical window sums of 16-byte column vectors, then
+//    horizontal sums of those (separable: work per output ~ kh / V + kw);
 //  - pytorch numerics: each window summed rows then columns, left to right,
-//    into one accumulator (PyTorch's order, bitwise).
-// Tiles are chosen on the host to fit shared memory; 64-bit plane offsets;
-// a 1-D grid-stride grid (any N*C).
+//    into one accumulator. The padding zeros change nothing: the
+//    accumulator starts at +0 and acc + (+0) == acc for every acc, so the
+//    partial sums are PyTorch's, bitwise.
+// The divisor of each output comes from window.h (axis_window tables per
+// tile, window_divisor in finish()).
+//
+// Loads are software-pipelined: while a block computes one tile from shared
+// memory, the 16-byte chunks of its next tile are already in flight into
+// registers (kSlots per thread). Each chunk is loaded once per tile; halos
+// shared by neighbouring tiles, which run at about the same time, come from
+// L2. Persistent grid, 64-bit plane offsets, any N * C.
 #include <algorithm>
 
 #include "common.cuh"
@@ -20,139 +29,255 @@ namespace avgpool {
 namespace cuda {
 namespace {
 
-struct GenArgs {
+constexpr int kThreads = 256;
+constexpr int kSlots = 8;                      // 16-byte chunks in flight per thread
+constexpr int kMaxChunks = kThreads * kSlots;  // per tile: 32 KB of input
+constexpr int64_t kMaxOutputs = 4096;          // per tile
+constexpr int64_t kMaxSmem = 72 * 1024;        // three blocks per SM
+
+struct TileArgs {
   int64_t planes, h, w, oh, ow, kh, kw, sh, sw, ph, pw, divisor_override;
-  int64_t items;
-  int toh, tow, pb;    // outputs per tile (rows, cols), planes per tile
-  int tiles_y, tiles_x;
-  int ihp, iwp;        // shared tile: rows per plane, row pitch
   bool include_pad;
+  bool aligned;  // rows and src 16-byte aligned: chunk loads are single 16-byte loads
+  int64_t items;
+  int tiles_y, tiles_x;
+  int toh, tow;   // outputs per tile
+  int tr;         // input rows per tile: (toh - 1) * sh + kh
+  int nc;         // 16-byte chunks per tile row
+  int nchunks;    // tr * nc <= kMaxChunks
+  int dq, dr;     // kThreads / nc, kThreads % nc: chunk-index stepping without division
+  int vs_offset;  // bytes: vertical sums (fast numerics), toh rows of nc * V accumulators
+  int tab_offset; // bytes: window tables, int32 begin / count / padded length per row and column
 };
 
-constexpr int kThreads = 256;
-constexpr int kOutputsPerBlock = 1024;
+// One tile: plane p, outputs [oy0, oy0 + noy) x [ox0, ox0 + nox); tile row 0
+// is input row ys, tile column 0 is input column xa (a multiple of V), the
+// first window starts at tile column xoff.
+struct Tile {
+  int64_t p, oy0, ox0, ys, xa;
+  int noy, nox, xoff;
+};
 
-template <typename T, bool PYT>
-__global__ void __launch_bounds__(kThreads)
-generic_kernel(const T* __restrict__ src, T* __restrict__ dst, GenArgs a) {
+template <typename T>
+__device__ __forceinline__ Tile decode_tile(const TileArgs& a, int64_t item) {
+  constexpr int64_t V = vec_of<T>();
+  Tile t;
+  const int64_t tx = item % a.tiles_x, rest = item / a.tiles_x;
+  const int64_t ty = rest % a.tiles_y;
+  t.p = rest / a.tiles_y;
+  t.oy0 = ty * a.toh;
+  t.ox0 = tx * a.tow;
+  t.noy = (int)(a.oh - t.oy0 < a.toh ? a.oh - t.oy0 : a.toh);
+  t.nox = (int)(a.ow - t.ox0 < a.tow ? a.ow - t.ox0 : a.tow);
+  t.ys = t.oy0 * a.sh - a.ph;
+  const int64_t xs = t.ox0 * a.sw - a.pw;  // >= -pw
+  t.xa = xs >= 0 ? xs / V * V : -((-xs + V - 1) / V) * V;
+  t.xoff = (int)(xs - t.xa);
+  return t;
+}
+
+// 16 bytes of input row `row` from column x, as raw bits (uint4 keeps the
+// half types out of local memory); zeros outside [0, w).
+template <typename T>
+__device__ __forceinline__ uint4 load_chunk(const T* row, int64_t x, int64_t w, bool aligned) {
+  constexpr int V = vec_of<T>();
+  if (aligned && x >= 0 && x + V <= w) return __ldg(reinterpret_cast<const uint4*>(row + x));
+  using B = typename Elem<T>::bits_t;
+  auto bits = [&](int j) -> uint64_t {
+    const int64_t xj = x + j;
+    return (xj >= 0 && xj < w) ? (uint64_t)__ldg(reinterpret_cast<const B*>(row + xj)) : 0;
+  };
+  uint32_t word[4];
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    if constexpr (sizeof(T) == 2) word[i] = (uint32_t)(bits(2 * i) | bits(2 * i + 1) << 16);
+    else if constexpr (sizeof(T) == 4) word[i] = (uint32_t)bits(i);
+    else word[i] = (uint32_t)(bits(i / 2) >> (32 * (i % 2)));
+  }
+  return make_uint4(word[0], word[1], word[2], word[3]);
+}
+
+// Chunk k of this thread is tile chunk tid + k * kThreads = (row r, chunk c).
+template <typename T>
+__device__ __forceinline__ void prefetch(const TileArgs& a, const T* __restrict__ src, const Tile& t,
+                                         uint4 (&buf)[kSlots]) {
+  constexpr int V = vec_of<T>();
+  const int tid = threadIdx.x;
+  int r = tid / a.nc, c = tid - r * a.nc;
+  const T* plane = src + t.p * a.h * a.w;
+#pragma unroll
+  for (int k = 0; k < kSlots; ++k) {
+    if (tid + k * kThreads < a.nchunks) {
+      const int64_t y = t.ys + r;
+      buf[k] = (y >= 0 && y < a.h) ? load_chunk(plane + y * a.w, t.xa + (int64_t)c * V, a.w, a.aligned)
+                                   : make_uint4(0, 0, 0, 0);
+    }
+    c += a.dr;
+    r += a.dq;
+    if (c >= a.nc) { c -= a.nc; ++r; }
+  }
+}
+
+template <typename T>
+__device__ __forceinline__ void stage(const TileArgs& a, const uint4 (&buf)[kSlots], T* tile) {
+  constexpr int V = vec_of<T>();
+  const int tid = threadIdx.x;
+  const int pitch = a.nc * V;
+  int r = tid / a.nc, c = tid - r * a.nc;
+#pragma unroll
+  for (int k = 0; k < kSlots; ++k) {
+    if (tid + k * kThreads < a.nchunks) *reinterpret_cast<uint4*>(tile + r * pitch + c * V) = buf[k];
+    c += a.dr;
+    r += a.dq;
+    if (c >= a.nc) { c -= a.nc; ++r; }
+  }
+}
+
+template <typename T, int K, bool PYT>
+__global__ void __launch_bounds__(kThreads, 3)
+generic_kernel(const T* __restrict__ src, T* __restrict__ dst, TileArgs a) {
   using E = Elem<T>;
   using A = typename E::acc_t;
-  extern __shared__ __align__(16) unsigned char smem_raw[];
-  A* tile = reinterpret_cast<A*>(smem_raw);         // [pb][ihp][iwp]
-  A* vsum = tile + (size_t)a.pb * a.ihp * a.iwp;    // fast: [pb][toh][iwp]
-  const int tid = threadIdx.x, nt = blockDim.x;
+  constexpr int V = vec_of<T>();
+  extern __shared__ __align__(128) unsigned char smem[];
+  T* tile = reinterpret_cast<T*>(smem);
+  A* vs = reinterpret_cast<A*>(smem + a.vs_offset);
+  int* rb = reinterpret_cast<int*>(smem + a.tab_offset);
+  int *rn = rb + a.toh, *rp = rn + a.toh, *cb = rp + a.toh, *cn = cb + a.tow, *cp = cn + a.tow;
+  const int tid = threadIdx.x;
+  const int kh = K > 0 ? K : (int)a.kh, kw = K > 0 ? K : (int)a.kw;
+  const int sh = (int)a.sh, sw = (int)a.sw, pitch = a.nc * V;
 
-  for (int64_t item = blockIdx.x; item < a.items; item += gridDim.x) {
-    const int tx = (int)(item % a.tiles_x);
-    const int64_t r1 = item / a.tiles_x;
-    const int ty = (int)(r1 % a.tiles_y);
-    const int64_t p0 = (r1 / a.tiles_y) * a.pb;
-    const int np = (int)(a.planes - p0 < a.pb ? a.planes - p0 : a.pb);
-    const int64_t oy0 = (int64_t)ty * a.toh, ox0 = (int64_t)tx * a.tow;
-    const int noy = (int)(a.oh - oy0 < a.toh ? a.oh - oy0 : a.toh);
-    const int nox = (int)(a.ow - ox0 < a.tow ? a.ow - ox0 : a.tow);
-    const int64_t iy0 = axis_window(oy0, a.h, a.kh, a.sh, a.ph).begin;
-    const int64_t iy1 = axis_window(oy0 + noy - 1, a.h, a.kh, a.sh, a.ph).end;
-    const int64_t ix0 = axis_window(ox0, a.w, a.kw, a.sw, a.pw).begin;
-    const int64_t ix1 = axis_window(ox0 + nox - 1, a.w, a.kw, a.sw, a.pw).end;
-    const int nih = (int)(iy1 - iy0), niw = (int)(ix1 - ix0);
-
-    // ---- load the input rectangle of each plane --------------------------------
-    const int per_plane = nih * niw, total = np * per_plane;
-    const T* base = src + (p0 * a.h + iy0) * a.w + ix0;  // 64-bit
-    constexpr int U = 8;
-    for (int e0 = tid; e0 < total; e0 += nt * U) {
-      A v[U];
-#pragma unroll
-      for (int u = 0; u < U; ++u) {
-        const int e = e0 + u * nt;
-        if (e < total) {
-          const int p = e / per_plane, rem = e - p * per_plane;
-          const int iy = rem / niw, ix = rem - iy * niw;
-          v[u] = E::to_acc(load1<false>(base + ((int64_t)p * a.h + iy) * a.w + ix));
-        }
-      }
-#pragma unroll
-      for (int u = 0; u < U; ++u) {
-        const int e = e0 + u * nt;
-        if (e < total) {
-          const int p = e / per_plane, rem = e - p * per_plane;
-          const int iy = rem / niw, ix = rem - iy * niw;
-          tile[(p * a.ihp + iy) * a.iwp + ix] = v[u];
-        }
+  int64_t item = blockIdx.x;
+  if (item >= a.items) return;
+  uint4 buf[kSlots];
+  Tile t = decode_tile<T>(a, item);
+  prefetch(a, src, t, buf);
+  for (; item < a.items; item += gridDim.x) {
+    // ---- the tile into shared memory, its window tables beside it ------------------
+    stage(a, buf, tile);
+    for (int i = tid; i < t.noy + t.nox; i += kThreads) {
+      if (i < t.noy) {
+        const AxisWindow w = axis_window(t.oy0 + i, a.h, a.kh, a.sh, a.ph);
+        rb[i] = (int)w.begin; rn[i] = (int)(w.end - w.begin); rp[i] = (int)w.padded_len;
+      } else {
+        const int j = i - t.noy;
+        const AxisWindow w = axis_window(t.ox0 + j, a.w, a.kw, a.sw, a.pw);
+        cb[j] = (int)w.begin; cn[j] = (int)(w.end - w.begin); cp[j] = (int)w.padded_len;
       }
     }
     __syncthreads();
 
-    // ---- fast: vertical window sums per input column ---------------------------
+    // ---- the next tile's loads go out now and land while this one is computed ------
+    const int64_t next = item + gridDim.x;
+    Tile tn = t;
+    if (next < a.items) {
+      tn = decode_tile<T>(a, next);
+      prefetch(a, src, tn, buf);
+    }
+
     if constexpr (!PYT) {
-      const int tv = np * noy * niw;
-      for (int e = tid; e < tv; e += nt) {
-        const int p = e / (noy * niw), rem = e - p * (noy * niw);
-        const int oyl = rem / niw, ix = rem - oyl * niw;
-        const AxisWindow rw = axis_window(oy0 + oyl, a.h, a.kh, a.sh, a.ph);
-        const A* col = tile + (p * a.ihp + (int)(rw.begin - iy0)) * a.iwp + ix;
-        A s = A(0);
-        for (int y = 0; y < (int)(rw.end - rw.begin); ++y) s += col[y * a.iwp];
-        vsum[(p * a.toh + oyl) * a.iwp + ix] = s;
+      // vertical sums: vs[r][x] = sum of tile rows r * sh .. r * sh + kh - 1 at column x
+      const int total = t.noy * a.nc;
+      int r = tid / a.nc, c = tid - r * a.nc;
+      for (int e = tid; e < total; e += kThreads) {
+        const T* col = tile + r * sh * pitch + c * V;
+        A acc[V];
+#pragma unroll
+        for (int j = 0; j < V; ++j) acc[j] = A(0);
+#pragma unroll(sizeof(T) == 2 ? 4 : 16)  // half types: 16 bytes hold 8 sums' inputs; limit live loads
+        for (int i = 0; i < kh; ++i) {
+          const Vec16<T> v = *reinterpret_cast<const Vec16<T>*>(col + i * pitch);
+#pragma unroll
+          for (int j = 0; j < V; ++j) acc[j] += lane_acc(v, j);
+        }
+        struct alignas(sizeof(A) * V) AccV { A v[V]; };
+        AccV o;
+#pragma unroll
+        for (int j = 0; j < V; ++j) o.v[j] = acc[j];
+        *reinterpret_cast<AccV*>(vs + r * pitch + c * V) = o;
+        c += a.dr;
+        r += a.dq;
+        if (c >= a.nc) { c -= a.nc; ++r; }
       }
       __syncthreads();
     }
 
-    // ---- outputs -----------------------------------------------------------------
-    const int to = np * noy * nox;
-    for (int e = tid; e < to; e += nt) {
-      const int p = e / (noy * nox), rem = e - p * (noy * nox);
-      const int oyl = rem / nox, oxl = rem - oyl * nox;
-      const AxisWindow rw = axis_window(oy0 + oyl, a.h, a.kh, a.sh, a.ph);
-      const AxisWindow cw = axis_window(ox0 + oxl, a.w, a.kw, a.sw, a.pw);
-      const int c0 = (int)(cw.begin - ix0), nc = (int)(cw.end - cw.begin);
-      A s = A(0);
-      if constexpr (!PYT) {
-        const A* row = vsum + (p * a.toh + oyl) * a.iwp + c0;
-        for (int x = 0; x < nc; ++x) s += row[x];
-      } else {
-        const int r0 = (int)(rw.begin - iy0), nr = (int)(rw.end - rw.begin);
-        for (int y = 0; y < nr; ++y) {
-          const A* row = tile + (p * a.ihp + r0 + y) * a.iwp + c0;
-          for (int x = 0; x < nc; ++x) s += row[x];
+    // ---- outputs: one per thread and step, consecutive threads on consecutive columns
+    {
+      const int nox = t.nox, total = t.noy * nox;
+      const int oq = kThreads / nox, orr = kThreads - oq * nox;
+      int r = tid / nox, x = tid - r * nox;
+      T* out_plane = dst + (t.p * a.oh + t.oy0) * a.ow + t.ox0;
+      for (int e = tid; e < total; e += kThreads) {
+        A s = A(0);
+        if constexpr (!PYT) {
+          const A* row = vs + r * pitch + t.xoff + x * sw;
+#pragma unroll
+          for (int j = 0; j < kw; ++j) s += row[j];
+        } else {
+          const T* win = tile + r * sh * pitch + t.xoff + x * sw;
+#pragma unroll
+          for (int i = 0; i < kh; ++i) {
+#pragma unroll
+            for (int j = 0; j < kw; ++j) s += E::to_acc(win[i * pitch + j]);
+          }
         }
+        const AxisWindow rw{rb[r], (int64_t)rb[r] + rn[r], rp[r]};
+        const AxisWindow cw{cb[x], (int64_t)cb[x] + cn[x], cp[x]};
+        out_plane[(int64_t)r * a.ow + x] = E::from_acc(finish(s, rw, cw, a.include_pad, a.divisor_override));
+        x += orr;
+        r += oq;
+        if (x >= nox) { x -= nox; ++r; }
       }
-      dst[((p0 + p) * a.oh + oy0 + oyl) * a.ow + ox0 + oxl] =
-          E::from_acc(finish(s, rw, cw, a.include_pad, a.divisor_override));
     }
-    __syncthreads();
+    __syncthreads();  // tile, vs and tables are rewritten for the next tile
+    t = tn;
   }
 }
 
-// Tile sizes for q, fitting shared memory; false (reason set) if none fits.
-bool choose_tile(const Problem& q, GenArgs* a, int64_t* smem) {
+// Tile shape for q: the most outputs per loaded chunk among tile widths ow,
+// ow / 2, ..., 1 (ties: more outputs), within kMaxChunks and kMaxSmem.
+// false (reason set) when not even one output row of one output fits.
+bool choose_tile(const Problem& q, TileArgs* a, int64_t* smem_bytes) {
   const bool pyt = q.numerics == AVGPOOL_NUMERICS_PYTORCH;
-  const int64_t acc = q.dtype == AVGPOOL_DTYPE_F64 ? 8 : 4;
-  const int64_t budget = std::min<int64_t>(max_shared_per_block(), 96 * 1024);
-  int64_t tow = std::min<int64_t>(q.ow, 64);
-  int64_t toh = std::min<int64_t>(q.oh, std::max<int64_t>(1, kOutputsPerBlock / tow));
-  int64_t pb = std::min<int64_t>(q.planes(), std::max<int64_t>(1, kOutputsPerBlock / (toh * tow)));
-  for (;;) {
-    const int64_t ihp = std::min<int64_t>(q.h, (toh - 1) * q.sh + q.kh);
-    const int64_t iwp = std::min<int64_t>(q.w, (tow - 1) * q.sw + q.kw);
-    *smem = acc * (pb * ihp * iwp + (pyt ? 0 : pb * toh * iwp));
-    if (*smem <= budget) {
-      a->toh = (int)toh; a->tow = (int)tow; a->pb = (int)pb;
-      a->ihp = (int)ihp; a->iwp = (int)iwp;
-      return true;
+  const int64_t es = q.element_size, acc = q.dtype == AVGPOOL_DTYPE_F64 ? 8 : 4, V = 16 / es;
+  double best_score = 0;
+  int64_t best_outputs = 0;
+  bool found = false;
+  for (int64_t tow = q.ow;; tow = (tow + 1) / 2) {
+    const int64_t nc = ceil_div((V - 1) + (tow - 1) * q.sw + q.kw, V);
+    if (nc <= kMaxChunks && nc * q.kh <= kMaxChunks) {
+      const int64_t tr_max = kMaxChunks / nc;
+      int64_t toh = std::min<int64_t>({q.oh, (tr_max - q.kh) / q.sh + 1, std::max<int64_t>(1, kMaxOutputs / tow)});
+      for (; toh >= 1; toh = toh * 3 / 4) {  // shrink until shared memory fits
+        const int64_t tr = (toh - 1) * q.sh + q.kh;
+        const int64_t tile = tr * nc * 16, vs = pyt ? 0 : toh * nc * V * acc, tab = 12 * (toh + tow);
+        const int64_t smem = (tile + 31) / 32 * 32 + (vs + 15) / 16 * 16 + tab;
+        if (smem <= kMaxSmem) {
+          const double score = (double)(toh * tow) / (double)(tr * nc);
+          if (!found || score > best_score * 1.01 || (score > best_score * 0.99 && toh * tow > best_outputs)) {
+            found = true;
+            best_score = score;
+            best_outputs = toh * tow;
+            a->toh = (int)toh; a->tow = (int)tow; a->tr = (int)tr; a->nc = (int)nc;
+            a->nchunks = (int)(tr * nc);
+            a->vs_offset = (int)((tile + 31) / 32 * 32);
+            a->tab_offset = (int)(a->vs_offset + (vs + 15) / 16 * 16);
+            *smem_bytes = smem;
+          }
+          break;
+        }
+        if (toh == 1) break;
+      }
     }
-    if (pb > 1) pb = (pb + 1) / 2;
-    else if (toh > 1) toh = (toh + 1) / 2;
-    else if (tow > 1) tow = (tow + 1) / 2;
-    else {
-      set_error(AVGPOOL_ERROR_UNSUPPORTED,
-                "cuda:generic: a %lldx%lld window does not fit in shared memory (cuda:direct "
-                "takes it)",
-                (long long)q.kh, (long long)q.kw);
-      return false;
-    }
+    if (tow == 1) break;
   }
+  if (!found)
+    set_error(AVGPOOL_ERROR_UNSUPPORTED,
+              "cuda:generic: a %lldx%lld window does not fit in a shared-memory tile (cuda:direct takes it)",
+              (long long)q.kh, (long long)q.kw);
+  return found;
 }
 
 avgpool_status accepts(const Problem& q) {
@@ -160,34 +285,59 @@ avgpool_status accepts(const Problem& q) {
   if (s != AVGPOOL_SUCCESS) return s;
   if (q.layout != AVGPOOL_LAYOUT_NCHW)
     return set_error(AVGPOOL_ERROR_UNSUPPORTED, "cuda:generic is NCHW only (cuda:nhwc takes NHWC)");
-  if (q.oh >= (int64_t(1) << 30) || q.ow >= (int64_t(1) << 30))
-    return set_error(AVGPOOL_ERROR_UNSUPPORTED, "cuda:generic: output plane too large (cuda:direct takes it)");
-  GenArgs a;
+  // int32 tile and table arithmetic
+  const int64_t big = int64_t(1) << 30, huge = int64_t(1) << 20;
+  if (q.h >= big || q.w >= big || q.oh >= big || q.ow >= big || q.kh >= huge || q.kw >= huge ||
+      q.sh >= huge || q.sw >= huge)
+    return set_error(AVGPOOL_ERROR_UNSUPPORTED,
+                     "cuda:generic: plane, kernel or stride too large for its tiles (cuda:direct takes it)");
+  TileArgs a;
   int64_t smem;
   return choose_tile(q, &a, &smem) ? AVGPOOL_SUCCESS : AVGPOOL_ERROR_UNSUPPORTED;
 }
 
-template <typename T, bool PYT>
-avgpool_status launch(const GenArgs& a, int64_t smem, const T* src, T* dst, cudaStream_t st) {
-  auto kernel = generic_kernel<T, PYT>;
-  static const avgpool_status allowed =
-      allow_shared((const void*)kernel, max_shared_per_block(), "generic_kernel");
+template <typename T, int K, bool PYT>
+avgpool_status launch_k(const TileArgs& a, int64_t smem, const T* src, T* dst, cudaStream_t st) {
+  auto kernel = generic_kernel<T, K, PYT>;
+  static const avgpool_status allowed = allow_shared((const void*)kernel, kMaxSmem, "generic_kernel");
   if (smem > 48 * 1024 && allowed != AVGPOOL_SUCCESS)
     return set_error(AVGPOOL_ERROR_DEVICE, "generic_kernel: cannot raise the shared-memory limit");
-  kernel<<<grid_for(a.items), kThreads, smem, st>>>(src, dst, a);
+  int per_sm = 1;
+  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, (size_t)smem) != cudaSuccess ||
+      per_sm < 1) {
+    cudaGetLastError();
+    per_sm = 1;
+  }
+  const int64_t grid = std::min<int64_t>(a.items, (int64_t)per_sm * sm_count());
+  kernel<<<(unsigned)grid, kThreads, smem, st>>>(src, dst, a);
   return check_launch("generic_kernel");
+}
+
+template <typename T, bool PYT>
+avgpool_status launch(const TileArgs& a, int64_t smem, const T* src, T* dst, cudaStream_t st) {
+  switch (a.kh == a.kw ? a.kh : 0) {
+    case 2: return launch_k<T, 2, PYT>(a, smem, src, dst, st);
+    case 3: return launch_k<T, 3, PYT>(a, smem, src, dst, st);
+    case 5: return launch_k<T, 5, PYT>(a, smem, src, dst, st);
+    case 7: return launch_k<T, 7, PYT>(a, smem, src, dst, st);
+    case 11: return launch_k<T, 11, PYT>(a, smem, src, dst, st);
+    default: return launch_k<T, 0, PYT>(a, smem, src, dst, st);
+  }
 }
 
 avgpool_status execute(const Problem& q, const void* src, void* dst, void* stream) {
   avgpool_status s = check_device_pointers(src, dst);
   if (s != AVGPOOL_SUCCESS) return s;
-  GenArgs a;
+  TileArgs a;
   int64_t smem = 0;
   if (!choose_tile(q, &a, &smem)) return AVGPOOL_ERROR_UNSUPPORTED;
   copy_geometry(q, &a);
+  a.aligned = (uintptr_t)src % 16 == 0 && (q.w * q.element_size) % 16 == 0;
   a.tiles_y = (int)ceil_div(q.oh, a.toh);
   a.tiles_x = (int)ceil_div(q.ow, a.tow);
-  a.items = ceil_div(q.planes(), a.pb) * a.tiles_y * a.tiles_x;
+  a.items = q.planes() * a.tiles_y * a.tiles_x;
+  a.dq = kThreads / a.nc;
+  a.dr = kThreads - a.dq * a.nc;
   const bool pyt = q.numerics == AVGPOOL_NUMERICS_PYTORCH;
   return dispatch_dtype_cuda(q.dtype, [&](auto zero) {
     using T = decltype(zero);

@@ -477,19 +477,6 @@ avgpool_status accepts(const Problem& q) {
   return geometry(q, &a, &smem) ? AVGPOOL_SUCCESS : AVGPOOL_ERROR_UNSUPPORTED;
 }
 
-int sm_count() {
-  static const int n = [] {
-    int device = 0, count = 132;
-    if (cudaGetDevice(&device) != cudaSuccess ||
-        cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) {
-      cudaGetLastError();
-      count = 132;
-    }
-    return count;
-  }();
-  return n;
-}
-
 template <typename T, int K, bool PYT>
 avgpool_status launch_k(const RowsArgs& a, int64_t smem, const T* src, T* dst, cudaStream_t st) {
   auto kernel = nchw_rows_kernel<T, K, PYT>;
