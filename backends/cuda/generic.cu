@@ -13,8 +13,10 @@
 //    into one accumulator. The padding zeros change nothing: the
 //    accumulator starts at +0 and acc + (+0) == acc for every acc, so the
 //    partial sums are PyTorch's, bitwise.
-// The divisor of each output comes from window.h (axis_window tables per
-// tile, window_divisor in finish()).
+// The divisor of each output comes from window.h: per tile, one divisor
+// factor per output row and column (axis_divisor_factor of axis_window), and
+// divisor_from_factors per output. Windows are never empty (validation
+// keeps padding <= kernel / 2 and ceil-mode windows starting in the input).
 //
 // Loads are software-pipelined: while a block computes one tile from shared
 // memory, the 16-byte chunks of its next tile are already in flight into
@@ -38,7 +40,7 @@ constexpr int64_t kMaxSmem = 72 * 1024;        // three blocks per SM
 struct TileArgs {
   int64_t planes, h, w, oh, ow, kh, kw, sh, sw, ph, pw, divisor_override;
   bool include_pad;
-  bool aligned;  // rows and src 16-byte aligned: chunk loads are single 16-byte loads
+  bool aligned;  // rows and src 16-byte aligned: interior chunks are single 16-byte loads
   int64_t items;
   int tiles_y, tiles_x;
   int toh, tow;   // outputs per tile
@@ -46,25 +48,37 @@ struct TileArgs {
   int nc;         // 16-byte chunks per tile row
   int nchunks;    // tr * nc <= kMaxChunks
   int dq, dr;     // kThreads / nc, kThreads % nc: chunk-index stepping without division
+  int tx_shift;   // output pass: 2^tx_shift threads across a tile's columns
   int vs_offset;  // bytes: vertical sums (fast numerics), toh rows of nc * V accumulators
-  int tab_offset; // bytes: window tables, int32 begin / count / padded length per row and column
+  int tab_offset; // bytes: divisor factors, int32 per output row and column of a tile
 };
 
-// One tile: plane p, outputs [oy0, oy0 + noy) x [ox0, ox0 + nox); tile row 0
-// is input row ys, tile column 0 is input column xa (a multiple of V), the
-// first window starts at tile column xoff.
+// One tile: plane p, outputs [oy0, oy0 + noy) x [ox0, ox0 + nox). Tile row 0
+// is input row ys, tile column 0 is input column xa (a multiple of V); the
+// first window starts at tile column xoff. Tile rows [r_lo, r_hi) lie in the
+// input, and chunks [c_lo, c_hi) of those rows are whole 16-byte loads
+// (empty unless aligned); everything else goes through load_chunk_edge.
 struct Tile {
-  int64_t p, oy0, ox0, ys, xa;
-  int noy, nox, xoff;
+  int64_t p, oy0, ox0, ys, xa, base;  // base: element offset of (ys, xa) in src
+  int noy, nox, xoff, r_lo, r_hi, c_lo, c_hi;
 };
 
 template <typename T>
 __device__ __forceinline__ Tile decode_tile(const TileArgs& a, int64_t item) {
   constexpr int64_t V = vec_of<T>();
   Tile t;
-  const int64_t tx = item % a.tiles_x, rest = item / a.tiles_x;
-  const int64_t ty = rest % a.tiles_y;
-  t.p = rest / a.tiles_y;
+  int64_t tx, ty;
+  if (a.items <= INT32_MAX) {  // 32-bit division when it suffices
+    const uint32_t i = (uint32_t)item, rest = i / (uint32_t)a.tiles_x;
+    tx = i - rest * (uint32_t)a.tiles_x;
+    t.p = rest / (uint32_t)a.tiles_y;
+    ty = rest - (uint32_t)t.p * (uint32_t)a.tiles_y;
+  } else {
+    const int64_t rest = item / a.tiles_x;
+    tx = item - rest * a.tiles_x;
+    t.p = rest / a.tiles_y;
+    ty = rest - t.p * a.tiles_y;
+  }
   t.oy0 = ty * a.toh;
   t.ox0 = tx * a.tow;
   t.noy = (int)(a.oh - t.oy0 < a.toh ? a.oh - t.oy0 : a.toh);
@@ -73,19 +87,30 @@ __device__ __forceinline__ Tile decode_tile(const TileArgs& a, int64_t item) {
   const int64_t xs = t.ox0 * a.sw - a.pw;  // >= -pw
   t.xa = xs >= 0 ? xs / V * V : -((-xs + V - 1) / V) * V;
   t.xoff = (int)(xs - t.xa);
+  t.base = (t.p * a.h + t.ys) * a.w + t.xa;
+  t.r_lo = (int)(t.ys < 0 ? -t.ys : 0);
+  t.r_hi = (int)(a.h - t.ys < a.tr ? a.h - t.ys : a.tr);
+  if (t.r_hi < t.r_lo) t.r_hi = t.r_lo;
+  t.c_lo = (int)(t.xa < 0 ? -t.xa / V : 0);
+  t.c_hi = a.aligned ? (int)((a.w - t.xa) / V < a.nc ? (a.w - t.xa) / V : a.nc) : 0;
+  if (t.c_hi < t.c_lo) t.c_hi = t.c_lo;
   return t;
 }
 
-// 16 bytes of input row `row` from column x, as raw bits (uint4 keeps the
-// half types out of local memory); zeros outside [0, w).
+// Chunk (r, c) of the tile where it is not a whole in-bounds aligned 16 bytes:
+// element by element, zeros outside the input. Returned as raw bits (uint4
+// keeps the half types out of local memory). Edges only.
 template <typename T>
-__device__ __forceinline__ uint4 load_chunk(const T* row, int64_t x, int64_t w, bool aligned) {
+__device__ __forceinline__ uint4 load_chunk_edge(const T* __restrict__ src, const TileArgs& a, const Tile& t,
+                                              int r, int c) {
   constexpr int V = vec_of<T>();
-  if (aligned && x >= 0 && x + V <= w) return __ldg(reinterpret_cast<const uint4*>(row + x));
+  if (r < t.r_lo || r >= t.r_hi) return make_uint4(0, 0, 0, 0);
   using B = typename Elem<T>::bits_t;
+  const int64_t x0 = t.xa + (int64_t)c * V;
+  const T* row = src + t.base + (int64_t)r * a.w - t.xa;  // column 0 of input row ys + r
   auto bits = [&](int j) -> uint64_t {
-    const int64_t xj = x + j;
-    return (xj >= 0 && xj < w) ? (uint64_t)__ldg(reinterpret_cast<const B*>(row + xj)) : 0;
+    const int64_t x = x0 + j;
+    return (x >= 0 && x < a.w) ? (uint64_t)__ldg(reinterpret_cast<const B*>(row + x)) : 0;
   };
   uint32_t word[4];
 #pragma unroll
@@ -97,20 +122,21 @@ __device__ __forceinline__ uint4 load_chunk(const T* row, int64_t x, int64_t w, 
   return make_uint4(word[0], word[1], word[2], word[3]);
 }
 
-// Chunk k of this thread is tile chunk tid + k * kThreads = (row r, chunk c).
+// Chunk k of this thread is tile chunk tid + k * kThreads = (row r, chunk c);
+// (r0, c0) is that of k = 0.
 template <typename T>
-__device__ __forceinline__ void prefetch(const TileArgs& a, const T* __restrict__ src, const Tile& t,
-                                         uint4 (&buf)[kSlots]) {
+__device__ __forceinline__ void prefetch(const TileArgs& a, const T* __restrict__ src, const Tile& t, int r0,
+                                         int c0, uint4 (&buf)[kSlots]) {
   constexpr int V = vec_of<T>();
-  const int tid = threadIdx.x;
-  int r = tid / a.nc, c = tid - r * a.nc;
-  const T* plane = src + t.p * a.h * a.w;
+  int r = r0, c = c0;
+  const unsigned nr = (unsigned)(t.r_hi - t.r_lo), ncv = (unsigned)(t.c_hi - t.c_lo);
 #pragma unroll
   for (int k = 0; k < kSlots; ++k) {
-    if (tid + k * kThreads < a.nchunks) {
-      const int64_t y = t.ys + r;
-      buf[k] = (y >= 0 && y < a.h) ? load_chunk(plane + y * a.w, t.xa + (int64_t)c * V, a.w, a.aligned)
-                                   : make_uint4(0, 0, 0, 0);
+    if ((int)threadIdx.x + k * kThreads < a.nchunks) {
+      if ((unsigned)(r - t.r_lo) < nr && (unsigned)(c - t.c_lo) < ncv)
+        buf[k] = __ldg(reinterpret_cast<const uint4*>(src + t.base + (int64_t)r * a.w + c * V));
+      else
+        buf[k] = load_chunk_edge(src, a, t, r, c);
     }
     c += a.dr;
     r += a.dq;
@@ -119,14 +145,14 @@ __device__ __forceinline__ void prefetch(const TileArgs& a, const T* __restrict_
 }
 
 template <typename T>
-__device__ __forceinline__ void stage(const TileArgs& a, const uint4 (&buf)[kSlots], T* tile) {
+__device__ __forceinline__ void stage(const TileArgs& a, const uint4 (&buf)[kSlots], int r0, int c0, T* tile) {
   constexpr int V = vec_of<T>();
-  const int tid = threadIdx.x;
   const int pitch = a.nc * V;
-  int r = tid / a.nc, c = tid - r * a.nc;
+  int r = r0, c = c0;
 #pragma unroll
   for (int k = 0; k < kSlots; ++k) {
-    if (tid + k * kThreads < a.nchunks) *reinterpret_cast<uint4*>(tile + r * pitch + c * V) = buf[k];
+    if ((int)threadIdx.x + k * kThreads < a.nchunks)
+      *reinterpret_cast<uint4*>(tile + r * pitch + c * V) = buf[k];
     c += a.dr;
     r += a.dq;
     if (c >= a.nc) { c -= a.nc; ++r; }
@@ -142,29 +168,29 @@ generic_kernel(const T* __restrict__ src, T* __restrict__ dst, TileArgs a) {
   extern __shared__ __align__(128) unsigned char smem[];
   T* tile = reinterpret_cast<T*>(smem);
   A* vs = reinterpret_cast<A*>(smem + a.vs_offset);
-  int* rb = reinterpret_cast<int*>(smem + a.tab_offset);
-  int *rn = rb + a.toh, *rp = rn + a.toh, *cb = rp + a.toh, *cn = cb + a.tow, *cp = cn + a.tow;
+  int* row_factor = reinterpret_cast<int*>(smem + a.tab_offset);
+  int* col_factor = row_factor + a.toh;
   const int tid = threadIdx.x;
   const int kh = K > 0 ? K : (int)a.kh, kw = K > 0 ? K : (int)a.kw;
   const int sh = (int)a.sh, sw = (int)a.sw, pitch = a.nc * V;
+  const int r0 = tid / a.nc, c0 = tid - r0 * a.nc;  // this thread's first chunk, every tile
+  const int TX = 1 << a.tx_shift, TY = kThreads >> a.tx_shift;
+  const int tx = tid & (TX - 1), ty = tid >> a.tx_shift;
 
   int64_t item = blockIdx.x;
   if (item >= a.items) return;
   uint4 buf[kSlots];
   Tile t = decode_tile<T>(a, item);
-  prefetch(a, src, t, buf);
+  prefetch(a, src, t, r0, c0, buf);
   for (; item < a.items; item += gridDim.x) {
-    // ---- the tile into shared memory, its window tables beside it ------------------
-    stage(a, buf, tile);
+    // ---- the tile into shared memory, its divisor factors beside it ----------------
+    stage(a, buf, r0, c0, tile);
     for (int i = tid; i < t.noy + t.nox; i += kThreads) {
-      if (i < t.noy) {
-        const AxisWindow w = axis_window(t.oy0 + i, a.h, a.kh, a.sh, a.ph);
-        rb[i] = (int)w.begin; rn[i] = (int)(w.end - w.begin); rp[i] = (int)w.padded_len;
-      } else {
-        const int j = i - t.noy;
-        const AxisWindow w = axis_window(t.ox0 + j, a.w, a.kw, a.sw, a.pw);
-        cb[j] = (int)w.begin; cn[j] = (int)(w.end - w.begin); cp[j] = (int)w.padded_len;
-      }
+      if (i < t.noy)
+        row_factor[i] = (int)axis_divisor_factor(axis_window(t.oy0 + i, a.h, a.kh, a.sh, a.ph), a.include_pad);
+      else
+        col_factor[i - t.noy] =
+            (int)axis_divisor_factor(axis_window(t.ox0 + i - t.noy, a.w, a.kw, a.sw, a.pw), a.include_pad);
     }
     __syncthreads();
 
@@ -173,13 +199,13 @@ generic_kernel(const T* __restrict__ src, T* __restrict__ dst, TileArgs a) {
     Tile tn = t;
     if (next < a.items) {
       tn = decode_tile<T>(a, next);
-      prefetch(a, src, tn, buf);
+      prefetch(a, src, tn, r0, c0, buf);
     }
 
     if constexpr (!PYT) {
       // vertical sums: vs[r][x] = sum of tile rows r * sh .. r * sh + kh - 1 at column x
       const int total = t.noy * a.nc;
-      int r = tid / a.nc, c = tid - r * a.nc;
+      int r = r0, c = c0;
       for (int e = tid; e < total; e += kThreads) {
         const T* col = tile + r * sh * pitch + c * V;
         A acc[V];
@@ -203,13 +229,13 @@ generic_kernel(const T* __restrict__ src, T* __restrict__ dst, TileArgs a) {
       __syncthreads();
     }
 
-    // ---- outputs: one per thread and step, consecutive threads on consecutive columns
-    {
-      const int nox = t.nox, total = t.noy * nox;
-      const int oq = kThreads / nox, orr = kThreads - oq * nox;
-      int r = tid / nox, x = tid - r * nox;
-      T* out_plane = dst + (t.p * a.oh + t.oy0) * a.ow + t.ox0;
-      for (int e = tid; e < total; e += kThreads) {
+    // ---- outputs: each thread keeps one column (its window and address) and walks
+    // down the rows of the tile; TX threads side by side on consecutive columns.
+    const int64_t out_step = (int64_t)TY * a.ow;
+    for (int x = tx; x < t.nox; x += TX) {
+      const int cf = col_factor[x];
+      T* out = dst + (t.p * a.oh + t.oy0 + ty) * a.ow + t.ox0 + x;
+      for (int r = ty; r < t.noy; r += TY, out += out_step) {
         A s = A(0);
         if constexpr (!PYT) {
           const A* row = vs + r * pitch + t.xoff + x * sw;
@@ -223,12 +249,7 @@ generic_kernel(const T* __restrict__ src, T* __restrict__ dst, TileArgs a) {
             for (int j = 0; j < kw; ++j) s += E::to_acc(win[i * pitch + j]);
           }
         }
-        const AxisWindow rw{rb[r], (int64_t)rb[r] + rn[r], rp[r]};
-        const AxisWindow cw{cb[x], (int64_t)cb[x] + cn[x], cp[x]};
-        out_plane[(int64_t)r * a.ow + x] = E::from_acc(finish(s, rw, cw, a.include_pad, a.divisor_override));
-        x += orr;
-        r += oq;
-        if (x >= nox) { x -= nox; ++r; }
+        *out = E::from_acc(s / static_cast<A>(divisor_from_factors(row_factor[r], cf, a.divisor_override)));
       }
     }
     __syncthreads();  // tile, vs and tables are rewritten for the next tile
@@ -252,7 +273,7 @@ bool choose_tile(const Problem& q, TileArgs* a, int64_t* smem_bytes) {
       int64_t toh = std::min<int64_t>({q.oh, (tr_max - q.kh) / q.sh + 1, std::max<int64_t>(1, kMaxOutputs / tow)});
       for (; toh >= 1; toh = toh * 3 / 4) {  // shrink until shared memory fits
         const int64_t tr = (toh - 1) * q.sh + q.kh;
-        const int64_t tile = tr * nc * 16, vs = pyt ? 0 : toh * nc * V * acc, tab = 12 * (toh + tow);
+        const int64_t tile = tr * nc * 16, vs = pyt ? 0 : toh * nc * V * acc, tab = 4 * (toh + tow);
         const int64_t smem = (tile + 31) / 32 * 32 + (vs + 15) / 16 * 16 + tab;
         if (smem <= kMaxSmem) {
           const double score = (double)(toh * tow) / (double)(tr * nc);
@@ -336,6 +357,8 @@ avgpool_status execute(const Problem& q, const void* src, void* dst, void* strea
   a.tiles_y = (int)ceil_div(q.oh, a.toh);
   a.tiles_x = (int)ceil_div(q.ow, a.tow);
   a.items = q.planes() * a.tiles_y * a.tiles_x;
+  a.tx_shift = 5;  // 32 threads across the columns, up to 256 (a power of two >= tow)
+  while ((1 << a.tx_shift) < a.tow && (1 << a.tx_shift) < kThreads) ++a.tx_shift;
   a.dq = kThreads / a.nc;
   a.dr = kThreads - a.dq * a.nc;
   const bool pyt = q.numerics == AVGPOOL_NUMERICS_PYTORCH;

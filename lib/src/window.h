@@ -40,12 +40,22 @@ AVGPOOL_HD AxisWindow axis_window(int64_t out_index, int64_t size, int64_t kerne
 }
 
 // The divisor of one output, as PyTorch computes it (an integer, converted
-// to the accumulator type only at the division).
+// to the accumulator type only at the division): the override, or the
+// product of one factor per axis (the padded window length when padding
+// counts, else the clipped length). Kernels that walk a row or a column may
+// keep the per-axis factors and call divisor_from_factors per output.
+AVGPOOL_HD int64_t axis_divisor_factor(const AxisWindow& w, bool count_include_pad) {
+  return count_include_pad ? w.padded_len : w.end - w.begin;
+}
+
+AVGPOOL_HD int64_t divisor_from_factors(int64_t row_factor, int64_t col_factor, int64_t divisor_override) {
+  return divisor_override != 0 ? divisor_override : row_factor * col_factor;
+}
+
 AVGPOOL_HD int64_t window_divisor(const AxisWindow& row, const AxisWindow& col,
                                   bool count_include_pad, int64_t divisor_override) {
-  if (divisor_override != 0) return divisor_override;
-  if (count_include_pad) return row.padded_len * col.padded_len;
-  return (row.end - row.begin) * (col.end - col.begin);
+  return divisor_from_factors(axis_divisor_factor(row, count_include_pad),
+                              axis_divisor_factor(col, count_include_pad), divisor_override);
 }
 
 // PyTorch's pooling_output_shape (Pool.h) for dilation 1: floor division,
