@@ -34,7 +34,7 @@ namespace {
 constexpr int kThreads = 256;
 constexpr int kSlots = 8;                      // 16-byte chunks in flight per thread
 constexpr int kMaxChunks = kThreads * kSlots;  // per tile: 32 KB of input
-constexpr int64_t kMaxOutputs = 4096;          // per tile
+constexpr int64_t kMaxOutputs = 8192;          // per tile
 constexpr int64_t kMaxSmem = 72 * 1024;        // three blocks per SM
 
 struct TileArgs {
@@ -46,8 +46,8 @@ struct TileArgs {
   int toh, tow;   // outputs per tile
   int tr;         // input rows per tile: (toh - 1) * sh + kh
   int nc;         // 16-byte chunks per tile row
-  int nchunks;    // tr * nc <= kMaxChunks
-  int dq, dr;     // kThreads / nc, kThreads % nc: chunk-index stepping without division
+  int nc_shift;   // 2^nc_shift >= nc threads side by side on a tile row's chunks; each
+                  // thread keeps its chunk column and takes every (kThreads >> nc_shift)-th row
   int tx_shift;   // output pass: 2^tx_shift threads across a tile's columns
   int vs_offset;  // bytes: vertical sums (fast numerics), toh rows of nc * V accumulators
   int tab_offset; // bytes: divisor factors, int32 per output row and column of a tile
@@ -122,40 +122,40 @@ __device__ __forceinline__ uint4 load_chunk_edge(const T* __restrict__ src, cons
   return make_uint4(word[0], word[1], word[2], word[3]);
 }
 
-// Chunk k of this thread is tile chunk tid + k * kThreads = (row r, chunk c);
-// (r0, c0) is that of k = 0.
+// Thread (row ry, chunk column cx) loads chunk cx of tile rows ry, ry + RS,
+// ry + 2 RS, ... (RS = kThreads >> nc_shift): its column, its pointer step
+// and its shared-memory step are the same for every slot and every tile.
 template <typename T>
-__device__ __forceinline__ void prefetch(const TileArgs& a, const T* __restrict__ src, const Tile& t, int r0,
-                                         int c0, uint4 (&buf)[kSlots]) {
+__device__ __forceinline__ void prefetch(const TileArgs& a, const T* __restrict__ src, const Tile& t, int ry,
+                                         int cx, uint4 (&buf)[kSlots]) {
   constexpr int V = vec_of<T>();
-  int r = r0, c = c0;
-  const unsigned nr = (unsigned)(t.r_hi - t.r_lo), ncv = (unsigned)(t.c_hi - t.c_lo);
+  const int RS = kThreads >> a.nc_shift;
+  const bool fast_col = cx >= t.c_lo && cx < t.c_hi;
+  const unsigned nr = (unsigned)(t.r_hi - t.r_lo);
+  const T* p = src + (t.base + (int64_t)ry * a.w + cx * V);
+  const int64_t step = (int64_t)RS * a.w;
 #pragma unroll
   for (int k = 0; k < kSlots; ++k) {
-    if ((int)threadIdx.x + k * kThreads < a.nchunks) {
-      if ((unsigned)(r - t.r_lo) < nr && (unsigned)(c - t.c_lo) < ncv)
-        buf[k] = __ldg(reinterpret_cast<const uint4*>(src + t.base + (int64_t)r * a.w + c * V));
+    const int r = ry + k * RS;
+    if (cx < a.nc && r < a.tr) {
+      if (fast_col && (unsigned)(r - t.r_lo) < nr)
+        buf[k] = __ldg(reinterpret_cast<const uint4*>(p));
       else
-        buf[k] = load_chunk_edge(src, a, t, r, c);
+        buf[k] = load_chunk_edge(src, a, t, r, cx);
     }
-    c += a.dr;
-    r += a.dq;
-    if (c >= a.nc) { c -= a.nc; ++r; }
+    p += step;
   }
 }
 
 template <typename T>
-__device__ __forceinline__ void stage(const TileArgs& a, const uint4 (&buf)[kSlots], int r0, int c0, T* tile) {
+__device__ __forceinline__ void stage(const TileArgs& a, const uint4 (&buf)[kSlots], int ry, int cx, T* tile) {
   constexpr int V = vec_of<T>();
-  const int pitch = a.nc * V;
-  int r = r0, c = c0;
+  const int RS = kThreads >> a.nc_shift, pitch = a.nc * V;
+  T* p = tile + ry * pitch + cx * V;
 #pragma unroll
   for (int k = 0; k < kSlots; ++k) {
-    if ((int)threadIdx.x + k * kThreads < a.nchunks)
-      *reinterpret_cast<uint4*>(tile + r * pitch + c * V) = buf[k];
-    c += a.dr;
-    r += a.dq;
-    if (c >= a.nc) { c -= a.nc; ++r; }
+    if (cx < a.nc && ry + k * RS < a.tr) *reinterpret_cast<uint4*>(p) = buf[k];
+    p += RS * pitch;
   }
 }
 
@@ -173,7 +173,8 @@ generic_kernel(const T* __restrict__ src, T* __restrict__ dst, TileArgs a) {
   const int tid = threadIdx.x;
   const int kh = K > 0 ? K : (int)a.kh, kw = K > 0 ? K : (int)a.kw;
   const int sh = (int)a.sh, sw = (int)a.sw, pitch = a.nc * V;
-  const int r0 = tid / a.nc, c0 = tid - r0 * a.nc;  // this thread's first chunk, every tile
+  const int cx = tid & ((1 << a.nc_shift) - 1), ry = tid >> a.nc_shift;  // chunk column, first row
+  const int RS = kThreads >> a.nc_shift;
   const int TX = 1 << a.tx_shift, TY = kThreads >> a.tx_shift;
   const int tx = tid & (TX - 1), ty = tid >> a.tx_shift;
 
@@ -181,10 +182,10 @@ generic_kernel(const T* __restrict__ src, T* __restrict__ dst, TileArgs a) {
   if (item >= a.items) return;
   uint4 buf[kSlots];
   Tile t = decode_tile<T>(a, item);
-  prefetch(a, src, t, r0, c0, buf);
+  prefetch(a, src, t, ry, cx, buf);
   for (; item < a.items; item += gridDim.x) {
     // ---- the tile into shared memory, its divisor factors beside it ----------------
-    stage(a, buf, r0, c0, tile);
+    stage(a, buf, ry, cx, tile);
     for (int i = tid; i < t.noy + t.nox; i += kThreads) {
       if (i < t.noy)
         row_factor[i] = (int)axis_divisor_factor(axis_window(t.oy0 + i, a.h, a.kh, a.sh, a.ph), a.include_pad);
@@ -199,15 +200,13 @@ generic_kernel(const T* __restrict__ src, T* __restrict__ dst, TileArgs a) {
     Tile tn = t;
     if (next < a.items) {
       tn = decode_tile<T>(a, next);
-      prefetch(a, src, tn, r0, c0, buf);
+      prefetch(a, src, tn, ry, cx, buf);
     }
 
     if constexpr (!PYT) {
       // vertical sums: vs[r][x] = sum of tile rows r * sh .. r * sh + kh - 1 at column x
-      const int total = t.noy * a.nc;
-      int r = r0, c = c0;
-      for (int e = tid; e < total; e += kThreads) {
-        const T* col = tile + r * sh * pitch + c * V;
+      for (int r = ry; r < t.noy && cx < a.nc; r += RS) {
+        const T* col = tile + r * sh * pitch + cx * V;
         A acc[V];
 #pragma unroll
         for (int j = 0; j < V; ++j) acc[j] = A(0);
@@ -221,10 +220,7 @@ generic_kernel(const T* __restrict__ src, T* __restrict__ dst, TileArgs a) {
         AccV o;
 #pragma unroll
         for (int j = 0; j < V; ++j) o.v[j] = acc[j];
-        *reinterpret_cast<AccV*>(vs + r * pitch + c * V) = o;
-        c += a.dr;
-        r += a.dq;
-        if (c >= a.nc) { c -= a.nc; ++r; }
+        *reinterpret_cast<AccV*>(vs + r * pitch + cx * V) = o;
       }
       __syncthreads();
     }
@@ -235,6 +231,8 @@ generic_kernel(const T* __restrict__ src, T* __restrict__ dst, TileArgs a) {
     for (int x = tx; x < t.nox; x += TX) {
       const int cf = col_factor[x];
       T* out = dst + (t.p * a.oh + t.oy0 + ty) * a.ow + t.ox0 + x;
+      int last_rf = -1;  // fast numerics: the reciprocal of the divisor, while it stays the same
+      A inv = A(0);
       for (int r = ty; r < t.noy; r += TY, out += out_step) {
         A s = A(0);
         if constexpr (!PYT) {
@@ -249,7 +247,17 @@ generic_kernel(const T* __restrict__ src, T* __restrict__ dst, TileArgs a) {
             for (int j = 0; j < kw; ++j) s += E::to_acc(win[i * pitch + j]);
           }
         }
-        *out = E::from_acc(s / static_cast<A>(divisor_from_factors(row_factor[r], cf, a.divisor_override)));
+        const int rf = row_factor[r];
+        if constexpr (PYT) {
+          *out = E::from_acc(s / static_cast<A>(divisor_from_factors(rf, cf, a.divisor_override)));
+        } else {
+          // one rounding more than a division: within fast numerics' bound (1 ulp + the sum's)
+          if (rf != last_rf) {
+            inv = A(1) / static_cast<A>(divisor_from_factors(rf, cf, a.divisor_override));
+            last_rf = rf;
+          }
+          *out = E::from_acc(s * inv);
+        }
       }
     }
     __syncthreads();  // tile, vs and tables are rewritten for the next tile
@@ -257,42 +265,46 @@ generic_kernel(const T* __restrict__ src, T* __restrict__ dst, TileArgs a) {
   }
 }
 
-// Tile shape for q: the most outputs per loaded chunk among tile widths ow,
-// ow / 2, ..., 1 (ties: more outputs), within kMaxChunks and kMaxSmem.
-// false (reason set) when not even one output row of one output fits.
+// Tile shape for q. Candidate widths: for each power of two P (threads side
+// by side on a row's chunks), the widest tile whose rows fit in P chunks; the
+// height is what kSlots rows per thread allow (at most kMaxOutputs outputs),
+// shrunk until shared memory fits. Score: outputs per thread-slot (idle lanes
+// and rows count as cost); ties go to more outputs. false (reason set) when
+// not even one output fits.
 bool choose_tile(const Problem& q, TileArgs* a, int64_t* smem_bytes) {
   const bool pyt = q.numerics == AVGPOOL_NUMERICS_PYTORCH;
   const int64_t es = q.element_size, acc = q.dtype == AVGPOOL_DTYPE_F64 ? 8 : 4, V = 16 / es;
   double best_score = 0;
   int64_t best_outputs = 0;
   bool found = false;
-  for (int64_t tow = q.ow;; tow = (tow + 1) / 2) {
+  for (int shift = 0; (1 << shift) <= kThreads; ++shift) {
+    const int64_t P = int64_t(1) << shift, RS = kThreads >> shift;
+    const int64_t room = P * V - (V - 1) - q.kw;  // columns after the first window
+    if (room < 0) continue;
+    const int64_t tow = std::min<int64_t>(q.ow, room / q.sw + 1);
     const int64_t nc = ceil_div((V - 1) + (tow - 1) * q.sw + q.kw, V);
-    if (nc <= kMaxChunks && nc * q.kh <= kMaxChunks) {
-      const int64_t tr_max = kMaxChunks / nc;
-      int64_t toh = std::min<int64_t>({q.oh, (tr_max - q.kh) / q.sh + 1, std::max<int64_t>(1, kMaxOutputs / tow)});
-      for (; toh >= 1; toh = toh * 3 / 4) {  // shrink until shared memory fits
-        const int64_t tr = (toh - 1) * q.sh + q.kh;
-        const int64_t tile = tr * nc * 16, vs = pyt ? 0 : toh * nc * V * acc, tab = 4 * (toh + tow);
-        const int64_t smem = (tile + 31) / 32 * 32 + (vs + 15) / 16 * 16 + tab;
-        if (smem <= kMaxSmem) {
-          const double score = (double)(toh * tow) / (double)(tr * nc);
-          if (!found || score > best_score * 1.01 || (score > best_score * 0.99 && toh * tow > best_outputs)) {
-            found = true;
-            best_score = score;
-            best_outputs = toh * tow;
-            a->toh = (int)toh; a->tow = (int)tow; a->tr = (int)tr; a->nc = (int)nc;
-            a->nchunks = (int)(tr * nc);
-            a->vs_offset = (int)((tile + 31) / 32 * 32);
-            a->tab_offset = (int)(a->vs_offset + (vs + 15) / 16 * 16);
-            *smem_bytes = smem;
-          }
-          break;
+    const int64_t tr_max = RS * kSlots;
+    if (q.kh > tr_max) continue;
+    int64_t toh = std::min<int64_t>({q.oh, (tr_max - q.kh) / q.sh + 1, std::max<int64_t>(1, kMaxOutputs / tow)});
+    for (; toh >= 1; toh = toh * 3 / 4) {  // shrink until shared memory fits
+      const int64_t tr = (toh - 1) * q.sh + q.kh;
+      const int64_t tile = tr * nc * 16, vs = pyt ? 0 : toh * nc * V * acc, tab = 4 * (toh + tow);
+      const int64_t smem = (tile + 31) / 32 * 32 + (vs + 15) / 16 * 16 + tab;
+      if (smem <= kMaxSmem) {
+        const double score = (double)(toh * tow) / (double)(P * ceil_div(tr, RS) * RS);
+        if (!found || score > best_score * 1.01 || (score > best_score * 0.99 && toh * tow > best_outputs)) {
+          found = true;
+          best_score = score;
+          best_outputs = toh * tow;
+          a->toh = (int)toh; a->tow = (int)tow; a->tr = (int)tr; a->nc = (int)nc; a->nc_shift = shift;
+          a->vs_offset = (int)((tile + 31) / 32 * 32);
+          a->tab_offset = (int)(a->vs_offset + (vs + 15) / 16 * 16);
+          *smem_bytes = smem;
         }
-        if (toh == 1) break;
+        break;
       }
+      if (toh == 1) break;
     }
-    if (tow == 1) break;
   }
   if (!found)
     set_error(AVGPOOL_ERROR_UNSUPPORTED,
@@ -359,8 +371,6 @@ avgpool_status execute(const Problem& q, const void* src, void* dst, void* strea
   a.items = q.planes() * a.tiles_y * a.tiles_x;
   a.tx_shift = 5;  // 32 threads across the columns, up to 256 (a power of two >= tow)
   while ((1 << a.tx_shift) < a.tow && (1 << a.tx_shift) < kThreads) ++a.tx_shift;
-  a.dq = kThreads / a.nc;
-  a.dr = kThreads - a.dq * a.nc;
   const bool pyt = q.numerics == AVGPOOL_NUMERICS_PYTORCH;
   return dispatch_dtype_cuda(q.dtype, [&](auto zero) {
     using T = decltype(zero);
