@@ -24,6 +24,7 @@
 // shared by neighbouring tiles, which run at about the same time, come from
 // L2. Persistent grid, 64-bit plane offsets, any N * C.
 #include <algorithm>
+#include <cstdlib>
 
 #include "common.cuh"
 
@@ -159,8 +160,8 @@ __device__ __forceinline__ void stage(const TileArgs& a, const uint4 (&buf)[kSlo
   }
 }
 
-template <typename T, int K, bool PYT>
-__global__ void __launch_bounds__(kThreads, 3)
+template <typename T, int K, bool PYT, int MINB>
+__global__ void __launch_bounds__(kThreads, MINB)
 generic_kernel(const T* __restrict__ src, T* __restrict__ dst, TileArgs a) {
   using E = Elem<T>;
   using A = typename E::acc_t;
@@ -216,11 +217,13 @@ generic_kernel(const T* __restrict__ src, T* __restrict__ dst, TileArgs a) {
 #pragma unroll
           for (int j = 0; j < V; ++j) acc[j] += lane_acc(v, j);
         }
-        struct alignas(sizeof(A) * V) AccV { A v[V]; };
-        AccV o;
+        // as 16-byte stores (the compiler does not see the alignment of a struct store)
+        A* o = vs + r * pitch + cx * V;
 #pragma unroll
-        for (int j = 0; j < V; ++j) o.v[j] = acc[j];
-        *reinterpret_cast<AccV*>(vs + r * pitch + cx * V) = o;
+        for (int j = 0; j < V; j += 16 / (int)sizeof(A)) {
+          if constexpr (sizeof(A) == 4) *reinterpret_cast<float4*>(o + j) = make_float4(acc[j], acc[j + 1], acc[j + 2], acc[j + 3]);
+          else *reinterpret_cast<double2*>(o + j) = make_double2(acc[j], acc[j + 1]);
+        }
       }
       __syncthreads();
     }
@@ -331,7 +334,8 @@ avgpool_status accepts(const Problem& q) {
 
 template <typename T, int K, bool PYT>
 avgpool_status launch_k(const TileArgs& a, int64_t smem, const T* src, T* dst, cudaStream_t st) {
-  auto kernel = generic_kernel<T, K, PYT>;
+  static const int minb = getenv("AVGPOOL_EXP_MINB") ? atoi(getenv("AVGPOOL_EXP_MINB")) : 3;  // EXPERIMENT
+  auto kernel = minb == 2 ? generic_kernel<T, K, PYT, 2> : generic_kernel<T, K, PYT, 3>;
   static const avgpool_status allowed = allow_shared((const void*)kernel, kMaxSmem, "generic_kernel");
   if (smem > 48 * 1024 && allowed != AVGPOOL_SUCCESS)
     return set_error(AVGPOOL_ERROR_DEVICE, "generic_kernel: cannot raise the shared-memory limit");
