@@ -24,6 +24,7 @@
 // shared by neighbouring tiles, which run at about the same time, come from
 // L2. Persistent grid, 64-bit plane offsets, any N * C.
 #include <algorithm>
+#include <cstdlib>
 
 #include "common.cuh"
 
@@ -36,7 +37,6 @@ constexpr int kSlots = 8;                      // 16-byte chunks in flight per t
 constexpr int kMaxChunks = kThreads * kSlots;  // per tile: 32 KB of input
 constexpr int64_t kMaxOutputs = 8192;          // per tile
 constexpr int64_t kMaxSmem = 72 * 1024;        // three blocks per SM
-constexpr int kGroup = 4;                      // fast numerics, compile-time stride: outputs per thread and row
 
 struct TileArgs {
   int64_t planes, h, w, oh, ow, kh, kw, sh, sw, ph, pw, divisor_override;
@@ -49,9 +49,7 @@ struct TileArgs {
   int nc;         // 16-byte chunks per tile row
   int nc_shift;   // 2^nc_shift >= nc threads side by side on a tile row's chunks; each
                   // thread keeps its chunk column and takes every (kThreads >> nc_shift)-th row
-  int tx_shift;   // output pass: 2^tx_shift threads across a tile's columns (or groups of kGroup)
-  int vp;         // row pitch of the vertical sums (accumulators, a 16-byte multiple); column j
-                  // of vs is tile column xoff + j, so every group's first window is 16-byte aligned
+  int tx_shift;   // output pass: 2^tx_shift threads across a tile's columns
   int vs_offset;  // bytes: vertical sums (fast numerics), toh rows of nc * V accumulators
   int tab_offset; // bytes: divisor factors, int32 per output row and column of a tile
 };
@@ -162,12 +160,8 @@ __device__ __forceinline__ void stage(const TileArgs& a, const uint4 (&buf)[kSlo
   }
 }
 
-// K: kh == kw == K at compile time (0: run time). S: the column stride at
-// compile time (fast numerics only; 0: run time), which enables the grouped
-// output pass: kGroup consecutive outputs per thread from 16-byte loads of
-// the vertical sums they share.
-template <typename T, int K, int S, bool PYT>
-__global__ void __launch_bounds__(kThreads, 2)
+template <typename T, int K, bool PYT, int MINB>
+__global__ void __launch_bounds__(kThreads, MINB)
 generic_kernel(const T* __restrict__ src, T* __restrict__ dst, TileArgs a) {
   using E = Elem<T>;
   using A = typename E::acc_t;
@@ -182,6 +176,8 @@ generic_kernel(const T* __restrict__ src, T* __restrict__ dst, TileArgs a) {
   const int sh = (int)a.sh, sw = (int)a.sw, pitch = a.nc * V;
   const int cx = tid & ((1 << a.nc_shift) - 1), ry = tid >> a.nc_shift;  // chunk column, first row
   const int RS = kThreads >> a.nc_shift;
+  const int TX = 1 << a.tx_shift, TY = kThreads >> a.tx_shift;
+  const int tx = tid & (TX - 1), ty = tid >> a.tx_shift;
 
   int64_t item = blockIdx.x;
   if (item >= a.items) return;
@@ -221,111 +217,55 @@ generic_kernel(const T* __restrict__ src, T* __restrict__ dst, TileArgs a) {
 #pragma unroll
           for (int j = 0; j < V; ++j) acc[j] += lane_acc(v, j);
         }
-        // vs column = tile column - xoff (columns left of the first window are not needed)
-        const int j0 = cx * V - t.xoff;
-        A* o = vs + r * a.vp + j0;
+        // as 16-byte stores (the compiler does not see the alignment of a struct store)
+        A* o = vs + r * pitch + cx * V;
 #pragma unroll
-        for (int j = 0; j < V; ++j)
-          if (j0 + j >= 0) o[j] = acc[j];
+        for (int j = 0; j < V; j += 16 / (int)sizeof(A)) {
+          if constexpr (sizeof(A) == 4) *reinterpret_cast<float4*>(o + j) = make_float4(acc[j], acc[j + 1], acc[j + 2], acc[j + 3]);
+          else *reinterpret_cast<double2*>(o + j) = make_double2(acc[j], acc[j + 1]);
+        }
       }
       __syncthreads();
     }
 
-    const int TX = 1 << a.tx_shift, TY = kThreads >> a.tx_shift;
-    const int tx = tid & (TX - 1), ty = tid >> a.tx_shift;
+    // ---- outputs: each thread keeps one column (its window and address) and walks
+    // down the rows of the tile; TX threads side by side on consecutive columns.
     const int64_t out_step = (int64_t)TY * a.ow;
-    if constexpr (!PYT && S > 0 && K > 0) {
-      // ---- outputs, grouped: thread (ty, tx) computes outputs kGroup * g .. + kGroup - 1
-      // of rows ty, ty + TY, ...; their windows span L vertical sums, loaded 16 bytes at a time
-      constexpr int VA = 16 / (int)sizeof(A), L = (kGroup - 1) * S + K, NL = (L + VA - 1) / VA;
-      const int ngroups = (t.nox + kGroup - 1) / kGroup;
-      for (int g = tx; g < ngroups; g += TX) {
-        const int x0 = g * kGroup, nvalid = min(kGroup, t.nox - x0);
-        int cf[kGroup];
+    for (int x = tx; x < t.nox; x += TX) {
+      const int cf = col_factor[x];
+      T* out = dst + (t.p * a.oh + t.oy0 + ty) * a.ow + t.ox0 + x;
+      int last_rf = -1;  // fast numerics: the reciprocal of the divisor, while it stays the same
+      A inv = A(0);
+      for (int r = ty; r < t.noy; r += TY, out += out_step) {
+        A s = A(0);
+        if constexpr (!PYT) {
+          const A* row = vs + r * pitch + t.xoff + x * sw;
 #pragma unroll
-        for (int n = 0; n < kGroup; ++n) cf[n] = col_factor[min(x0 + n, t.nox - 1)];
-        T* out = dst + (t.p * a.oh + t.oy0 + ty) * a.ow + t.ox0 + x0;
-        int last_rf = -1;
-        A inv[kGroup];
-        for (int r = ty; r < t.noy; r += TY, out += out_step) {
-          const A* row = vs + r * a.vp + x0 * S;  // 16-byte aligned
-          A v[NL * VA];
+          for (int j = 0; j < kw; ++j) s += row[j];
+        } else {
+          const T* win = tile + r * sh * pitch + t.xoff + x * sw;
 #pragma unroll
-          for (int q = 0; q < NL; ++q) {
-            if constexpr (sizeof(A) == 4) {
-              const float4 f = *reinterpret_cast<const float4*>(row + q * VA);
-              v[q * VA] = f.x; v[q * VA + 1] = f.y; v[q * VA + 2] = f.z; v[q * VA + 3] = f.w;
-            } else {
-              const double2 d = *reinterpret_cast<const double2*>(row + q * VA);
-              v[q * VA] = d.x; v[q * VA + 1] = d.y;
-            }
-          }
-          const int rf = row_factor[r];
-          if (rf != last_rf) {  // the reciprocals change only on edge rows
+          for (int i = 0; i < kh; ++i) {
 #pragma unroll
-            for (int n = 0; n < kGroup; ++n)
-              inv[n] = A(1) / static_cast<A>(divisor_from_factors(rf, cf[n], a.divisor_override));
-            last_rf = rf;
-          }
-#pragma unroll
-          for (int n = 0; n < kGroup; ++n) {
-            A sum = A(0);
-#pragma unroll
-            for (int j = 0; j < K; ++j) sum += v[n * S + j];
-            // one rounding more than a division: within fast numerics' bound (1 ulp + the sum's)
-            if (n < nvalid) out[n] = E::from_acc(sum * inv[n]);
+            for (int j = 0; j < kw; ++j) s += E::to_acc(win[i * pitch + j]);
           }
         }
-      }
-    } else {
-      // ---- outputs: each thread keeps one column (its window and address) and walks
-      // down the rows of the tile; TX threads side by side on consecutive columns.
-      for (int x = tx; x < t.nox; x += TX) {
-        const int cf = col_factor[x];
-        T* out = dst + (t.p * a.oh + t.oy0 + ty) * a.ow + t.ox0 + x;
-        int last_rf = -1;  // fast numerics: the reciprocal of the divisor, while it stays the same
-        A inv = A(0);
-        for (int r = ty; r < t.noy; r += TY, out += out_step) {
-          A s = A(0);
-          if constexpr (!PYT) {
-            const A* row = vs + r * a.vp + x * sw;
-#pragma unroll
-            for (int j = 0; j < kw; ++j) s += row[j];
-          } else {
-            const T* win = tile + r * sh * pitch + t.xoff + x * sw;
-#pragma unroll
-            for (int i = 0; i < kh; ++i) {
-#pragma unroll
-              for (int j = 0; j < kw; ++j) s += E::to_acc(win[i * pitch + j]);
-            }
+        const int rf = row_factor[r];
+        if constexpr (PYT) {
+          *out = E::from_acc(s / static_cast<A>(divisor_from_factors(rf, cf, a.divisor_override)));
+        } else {
+          // one rounding more than a division: within fast numerics' bound (1 ulp + the sum's)
+          if (rf != last_rf) {
+            inv = A(1) / static_cast<A>(divisor_from_factors(rf, cf, a.divisor_override));
+            last_rf = rf;
           }
-          const int rf = row_factor[r];
-          if constexpr (PYT) {
-            *out = E::from_acc(s / static_cast<A>(divisor_from_factors(rf, cf, a.divisor_override)));
-          } else {
-            // one rounding more than a division: within fast numerics' bound (1 ulp + the sum's)
-            if (rf != last_rf) {
-              inv = A(1) / static_cast<A>(divisor_from_factors(rf, cf, a.divisor_override));
-              last_rf = rf;
-            }
-            *out = E::from_acc(s * inv);
-          }
+          *out = E::from_acc(s * inv);
         }
       }
     }
     __syncthreads();  // tile, vs and tables are rewritten for the next tile
     t = tn;
   }
-}
-
-// Row pitch of the vertical sums (accumulators): what the vertical pass
-// writes (nc chunks, shifted left by xoff) and what the grouped output pass
-// reads (the last group's L sums, 16-byte loads), a 16-byte multiple.
-int64_t vs_pitch(const Problem& q, int64_t tow, int64_t nc) {
-  const int64_t VA = q.dtype == AVGPOOL_DTYPE_F64 ? 2 : 4, V = 16 / q.element_size;
-  const int64_t last_group = (ceil_div(tow, kGroup) - 1) * kGroup;
-  const int64_t reads = last_group * q.sw + ceil_div((kGroup - 1) * q.sw + q.kw, VA) * VA;
-  return ceil_div(std::max(nc * V, reads), VA) * VA;
 }
 
 // Tile shape for q. Candidate widths: for each power of two P (threads side
@@ -351,7 +291,7 @@ bool choose_tile(const Problem& q, TileArgs* a, int64_t* smem_bytes) {
     int64_t toh = std::min<int64_t>({q.oh, (tr_max - q.kh) / q.sh + 1, std::max<int64_t>(1, kMaxOutputs / tow)});
     for (; toh >= 1; toh = toh * 3 / 4) {  // shrink until shared memory fits
       const int64_t tr = (toh - 1) * q.sh + q.kh;
-      const int64_t tile = tr * nc * 16, vs = pyt ? 0 : toh * vs_pitch(q, tow, nc) * acc, tab = 4 * (toh + tow);
+      const int64_t tile = tr * nc * 16, vs = pyt ? 0 : toh * nc * V * acc, tab = 4 * (toh + tow);
       const int64_t smem = (tile + 31) / 32 * 32 + (vs + 15) / 16 * 16 + tab;
       if (smem <= kMaxSmem) {
         const double score = (double)(toh * tow) / (double)(P * ceil_div(tr, RS) * RS);
@@ -360,7 +300,6 @@ bool choose_tile(const Problem& q, TileArgs* a, int64_t* smem_bytes) {
           best_score = score;
           best_outputs = toh * tow;
           a->toh = (int)toh; a->tow = (int)tow; a->tr = (int)tr; a->nc = (int)nc; a->nc_shift = shift;
-          a->vp = (int)vs_pitch(q, tow, nc);
           a->vs_offset = (int)((tile + 31) / 32 * 32);
           a->tab_offset = (int)(a->vs_offset + (vs + 15) / 16 * 16);
           *smem_bytes = smem;
@@ -393,15 +332,10 @@ avgpool_status accepts(const Problem& q) {
   return choose_tile(q, &a, &smem) ? AVGPOOL_SUCCESS : AVGPOOL_ERROR_UNSUPPORTED;
 }
 
-template <typename T, int K, int S, bool PYT>
-avgpool_status launch_ks(const TileArgs& args, int64_t smem, const T* src, T* dst, cudaStream_t st) {
-  auto kernel = generic_kernel<T, K, S, PYT>;
-  // threads across the output columns: a power of two >= the columns (groups of
-  // kGroup in the grouped pass), from 32 to 256
-  TileArgs a = args;
-  const int64_t across = (!PYT && S > 0 && K > 0) ? ceil_div(a.tow, kGroup) : a.tow;
-  a.tx_shift = 5;
-  while ((1 << a.tx_shift) < across && (1 << a.tx_shift) < kThreads) ++a.tx_shift;
+template <typename T, int K, bool PYT>
+avgpool_status launch_k(const TileArgs& a, int64_t smem, const T* src, T* dst, cudaStream_t st) {
+  static const int minb = getenv("AVGPOOL_EXP_MINB") ? atoi(getenv("AVGPOOL_EXP_MINB")) : 3;  // EXPERIMENT
+  auto kernel = minb == 2 ? generic_kernel<T, K, PYT, 2> : generic_kernel<T, K, PYT, 3>;
   static const avgpool_status allowed = allow_shared((const void*)kernel, kMaxSmem, "generic_kernel");
   if (smem > 48 * 1024 && allowed != AVGPOOL_SUCCESS)
     return set_error(AVGPOOL_ERROR_DEVICE, "generic_kernel: cannot raise the shared-memory limit");
@@ -414,20 +348,6 @@ avgpool_status launch_ks(const TileArgs& args, int64_t smem, const T* src, T* ds
   const int64_t grid = std::min<int64_t>(a.items, (int64_t)per_sm * sm_count());
   kernel<<<(unsigned)grid, kThreads, smem, st>>>(src, dst, a);
   return check_launch("generic_kernel");
-}
-
-// fast numerics with a compile-time K: the grouped output pass for strides 1, 2, 4
-template <typename T, int K, bool PYT>
-avgpool_status launch_k(const TileArgs& a, int64_t smem, const T* src, T* dst, cudaStream_t st) {
-  if constexpr (!PYT && K > 0) {
-    switch (a.sw) {
-      case 1: return launch_ks<T, K, 1, PYT>(a, smem, src, dst, st);
-      case 2: return launch_ks<T, K, 2, PYT>(a, smem, src, dst, st);
-      case 4: return launch_ks<T, K, 4, PYT>(a, smem, src, dst, st);
-      default: break;
-    }
-  }
-  return launch_ks<T, K, 0, PYT>(a, smem, src, dst, st);
 }
 
 template <typename T, bool PYT>
@@ -453,6 +373,8 @@ avgpool_status execute(const Problem& q, const void* src, void* dst, void* strea
   a.tiles_y = (int)ceil_div(q.oh, a.toh);
   a.tiles_x = (int)ceil_div(q.ow, a.tow);
   a.items = q.planes() * a.tiles_y * a.tiles_x;
+  a.tx_shift = 5;  // 32 threads across the columns, up to 256 (a power of two >= tow)
+  while ((1 << a.tx_shift) < a.tow && (1 << a.tx_shift) < kThreads) ++a.tx_shift;
   const bool pyt = q.numerics == AVGPOOL_NUMERICS_PYTORCH;
   return dispatch_dtype_cuda(q.dtype, [&](auto zero) {
     using T = decltype(zero);
