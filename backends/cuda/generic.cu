@@ -24,7 +24,6 @@
 // shared by neighbouring tiles, which run at about the same time, come from
 // L2. Persistent grid, 64-bit plane offsets, any N * C.
 #include <algorithm>
-#include <cstdlib>
 
 #include "common.cuh"
 
@@ -36,7 +35,7 @@ constexpr int kThreads = 256;
 constexpr int kSlots = 8;                      // 16-byte chunks in flight per thread
 constexpr int kMaxChunks = kThreads * kSlots;  // per tile: 32 KB of input
 constexpr int64_t kMaxOutputs = 8192;          // per tile
-constexpr int64_t kMaxSmem = 72 * 1024;        // three blocks per SM
+constexpr int64_t kMaxSmem = 72 * 1024;
 
 struct TileArgs {
   int64_t planes, h, w, oh, ow, kh, kw, sh, sw, ph, pw, divisor_override;
@@ -160,8 +159,11 @@ __device__ __forceinline__ void stage(const TileArgs& a, const uint4 (&buf)[kSlo
   }
 }
 
-template <typename T, int K, bool PYT, int MINB>
-__global__ void __launch_bounds__(kThreads, MINB)
+// Two blocks per SM: measured faster than three (2026-11-29, H200: k5s1p2
+// 1.93 vs 2.28 ms, k3s1p1 0.121 vs 0.124 ms), the extra registers remove
+// rematerialised address arithmetic from the output loop.
+template <typename T, int K, bool PYT>
+__global__ void __launch_bounds__(kThreads, 2)
 generic_kernel(const T* __restrict__ src, T* __restrict__ dst, TileArgs a) {
   using E = Elem<T>;
   using A = typename E::acc_t;
@@ -332,10 +334,26 @@ avgpool_status accepts(const Problem& q) {
   return choose_tile(q, &a, &smem) ? AVGPOOL_SUCCESS : AVGPOOL_ERROR_UNSUPPORTED;
 }
 
+// AUTO passes over this kernel where another measured faster (2026-11-29,
+// H200, f32): stride == kernel beyond 2x2 (the seed: cuda:nchw_rows 4.04 ms vs
+// 4.75 here), tiles of fewer than two outputs per thread (global 7x7 pooling:
+// nchw_rows 0.037-0.057 ms vs 2.5 here; k11 s4: equal), and pytorch numerics
+// beyond 5x5 windows (k11 s4: nchw_rows 3.98 ms vs 5.25 here).
+bool auto_skip(const Problem& q) {
+  TileArgs a;
+  int64_t smem;
+  if (accepts(q) != AVGPOOL_SUCCESS || !choose_tile(q, &a, &smem)) {  // let the others say why
+    clear_error();
+    return true;
+  }
+  const bool pyt = q.numerics == AVGPOOL_NUMERICS_PYTORCH;
+  return (q.stride_equals_kernel() && q.kh * q.kw > 4) || (int64_t)a.toh * a.tow < 2 * kThreads ||
+         (pyt && q.kh * q.kw > 25);
+}
+
 template <typename T, int K, bool PYT>
 avgpool_status launch_k(const TileArgs& a, int64_t smem, const T* src, T* dst, cudaStream_t st) {
-  static const int minb = getenv("AVGPOOL_EXP_MINB") ? atoi(getenv("AVGPOOL_EXP_MINB")) : 3;  // EXPERIMENT
-  auto kernel = minb == 2 ? generic_kernel<T, K, PYT, 2> : generic_kernel<T, K, PYT, 3>;
+  auto kernel = generic_kernel<T, K, PYT>;
   static const avgpool_status allowed = allow_shared((const void*)kernel, kMaxSmem, "generic_kernel");
   if (smem > 48 * 1024 && allowed != AVGPOOL_SUCCESS)
     return set_error(AVGPOOL_ERROR_DEVICE, "generic_kernel: cannot raise the shared-memory limit");
@@ -392,6 +410,7 @@ const Impl kGenericImpl = {
     /* .backend  = */ AVGPOOL_BACKEND_CUDA,
     /* .accepts  = */ accepts,
     /* .execute  = */ execute,
+    /* .auto_skip= */ auto_skip,
 };
 
 }  // namespace cuda

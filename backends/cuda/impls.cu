@@ -1,14 +1,15 @@
 // The CUDA backend's implementations, in dispatch order (AUTO takes the first
-// that accepts): NCHW rows through the bulk copy engine (any stride, rows
-// that fit in shared memory), the register-staged stride == kernel path
-// (NCHW, any width), the NHWC path, the tiled generic path (NCHW), and a
-// one-thread-per-output fallback that takes anything.
+// that accepts and does not auto_skip): the tiled generic path (NCHW,
+// overlapping windows), NCHW rows through the bulk copy engine (any stride,
+// rows that fit in shared memory), the register-staged stride == kernel path
+// (NCHW, any width), the NHWC path, and a one-thread-per-output fallback that
+// takes anything.
 #include "common.cuh"
 
 namespace avgpool {
 
 namespace {
-const Impl* const kCudaImpls[] = {&cuda::kNchwRowsImpl, &cuda::kStrideEqImpl, &cuda::kNhwcImpl, &cuda::kGenericImpl,
+const Impl* const kCudaImpls[] = {&cuda::kGenericImpl, &cuda::kNchwRowsImpl, &cuda::kStrideEqImpl, &cuda::kNhwcImpl,
                                   &cuda::kDirectImpl};
 }
 
