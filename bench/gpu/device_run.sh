@@ -24,9 +24,10 @@ fi
 if [[ $what == sanitize || $what == all ]]; then
   for tool in memcheck racecheck initcheck; do
     AVGPOOL_GPU_TEST_QUICK=1 timeout 250 compute-sanitizer --tool $tool --error-exitcode 3 \
-      $B/tests/avgpool_gpu_tests --no-version -ts=gpu_small > $OUT/$tool.log 2>&1
-    echo "$tool exit code $?" | tee -a $OUT/$tool.log
-    tail -n 5 $OUT/$tool.log
+      $B/tests/avgpool_gpu_tests --no-version -ts=gpu_small > $OUT/$tool.tmp 2>&1
+    echo "$tool exit code $?" >> $OUT/$tool.tmp
+    tail -n 5 $OUT/$tool.tmp | tee -a $OUT/sanitize.log
+    rm -f $OUT/$tool.tmp
   done
 fi
 if [[ $what == profile ]]; then
