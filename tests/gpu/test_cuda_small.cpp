@@ -83,23 +83,40 @@ void print_runs(const char* what, const std::map<std::string, int>& runs) {
 
 TEST_SUITE("gpu_small") {
 
-TEST_CASE("the CUDA implementations are registered, fastest first") {
+TEST_CASE("the CUDA implementations are registered, fastest first; AUTO follows the measured choices") {
   const std::vector<std::string> names = cuda_impl_names();
   REQUIRE(names.size() == 5);
-  CHECK(names[0] == "cuda:nchw_rows");
-  CHECK(names[1] == "cuda:stride_eq_kernel");
-  CHECK(names[2] == "cuda:nhwc");
-  CHECK(names[3] == "cuda:generic");
+  CHECK(names[0] == "cuda:generic");
+  CHECK(names[1] == "cuda:nchw_rows");
+  CHECK(names[2] == "cuda:stride_eq_kernel");
+  CHECK(names[3] == "cuda:nhwc");
   CHECK(names[4] == "cuda:direct");
-  avgpool_params p;
-  avgpool_params_init(&p);
-  p.n = 2; p.c = 3; p.h = 64; p.w = 64; p.kernel_h = p.kernel_w = 4;
-  avgpool_plan* plan = nullptr;
-  REQUIRE(avgpool_plan_create(&p, &plan) == AVGPOOL_SUCCESS);
-  const char* name = nullptr;
-  avgpool_plan_impl_name(plan, &name);
-  CHECK(std::string(name) == "cuda:nchw_rows");
-  avgpool_plan_destroy(plan);
+  // (kernel, stride, padding, numerics) -> what AUTO picks on 2x3x64x64 f32 NCHW
+  struct Want { int k, s, pad; avgpool_numerics num; const char* impl; };
+  const Want wants[] = {
+      {4, 0, 0, AVGPOOL_NUMERICS_FAST, "cuda:nchw_rows"},    // stride == kernel beyond 2x2
+      {2, 0, 0, AVGPOOL_NUMERICS_FAST, "cuda:generic"},      // 2x2 stride 2
+      {3, 1, 1, AVGPOOL_NUMERICS_FAST, "cuda:generic"},      // overlapping windows
+      {5, 1, 2, AVGPOOL_NUMERICS_PYTORCH, "cuda:generic"},
+      {11, 4, 0, AVGPOOL_NUMERICS_PYTORCH, "cuda:nchw_rows"}, // pytorch numerics beyond 5x5
+  };
+  for (const Want& w : wants) {
+    avgpool_params p;
+    avgpool_params_init(&p);
+    p.n = 2; p.c = 3; p.h = 64; p.w = 64;
+    p.kernel_h = p.kernel_w = w.k;
+    p.stride_h = p.stride_w = w.s;
+    p.padding_h = p.padding_w = w.pad;
+    p.numerics = w.num;
+    avgpool_plan* plan = nullptr;
+    REQUIRE(avgpool_plan_create(&p, &plan) == AVGPOOL_SUCCESS);
+    const char* name = nullptr;
+    avgpool_plan_impl_name(plan, &name);
+    CAPTURE(w.k);
+    CAPTURE(w.s);
+    CHECK(std::string(name) == w.impl);
+    avgpool_plan_destroy(plan);
+  }
 }
 
 TEST_CASE("every golden case on every CUDA implementation") {
