@@ -10,6 +10,13 @@
 // the read-only cache (neighbours re-read the same pixels). A scalar variant
 // (one channel per thread) serves C * size not a multiple of 16 bytes or
 // unaligned pointers. 64-bit indices; 1-D grid-stride grid.
+//
+// Fast numerics, row stride 1 and square kernels of 3, 5 or 7 (the
+// overlapping shapes where re-reading kh * kw pixels per output made the
+// kernel above cache-bound): nhwc_column_kernel. A thread walks down a run of
+// output rows of one (pixel column, channel group), computing each input
+// row's horizontal window sum once and keeping the last K of them in a
+// register ring, so an output costs K loads instead of K * K.
 #include <type_traits>
 
 #include "common.cuh"
@@ -95,6 +102,116 @@ nhwc_kernel(const T* __restrict__ src, T* __restrict__ dst, NhwcArgs a) {
   }
 }
 
+struct ColumnArgs {
+  int64_t total;  // n * runs * ow * cg
+  int64_t cg, runs, run;  // channel groups, runs of output rows per column, rows per run
+  int64_t c, h, w, oh, ow, kh, kw, sh, sw, ph, pw, divisor_override;
+  bool include_pad;
+};
+
+template <typename T, int K>
+__global__ void __launch_bounds__(256, 2)
+nhwc_column_kernel(const T* __restrict__ src, T* __restrict__ dst, ColumnArgs a) {
+  using E = Elem<T>;
+  using A = typename E::acc_t;
+  constexpr int V = vec_of<T>();
+  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < a.total;
+       i += (int64_t)gridDim.x * blockDim.x) {
+    int64_t t = i;
+    const int64_t g = t % a.cg; t /= a.cg;
+    const int64_t ox = t % a.ow; t /= a.ow;
+    const int64_t run = t % a.runs;
+    const int64_t n = t / a.runs;
+    const int64_t oy0 = run * a.run;
+    const int nout = (int)(a.oh - oy0 < a.run ? a.oh - oy0 : a.run);
+    const AxisWindow cw = axis_window(ox, a.w, K, a.sw, a.pw);
+    const int ncols = (int)(cw.end - cw.begin);
+    const int64_t ys = oy0 - a.ph;  // first input row of the run's first window (stride 1)
+    const T* col = src + ((n * a.h) * a.w + cw.begin) * a.c + g * V;
+    // horizontal window sum of input row y (zeros outside the input)
+    auto row_sum = [&](int64_t y, A (&out)[V]) {
+#pragma unroll
+      for (int j = 0; j < V; ++j) out[j] = A(0);
+      if (y < 0 || y >= a.h) return;
+      const T* row = col + y * a.w * a.c;
+      Vec16<T> v[K];
+#pragma unroll
+      for (int x = 0; x < K; ++x)
+        if (x < ncols) v[x] = load16<false>(row + x * a.c);
+#pragma unroll
+      for (int x = 0; x < K; ++x)
+        if (x < ncols) {
+#pragma unroll
+          for (int j = 0; j < V; ++j) out[j] += lane_acc(v[x], j);
+        }
+    };
+    A ring[K][V];  // ring[(r) % K]: row sum of input row ys + r
+#pragma unroll
+    for (int r = 0; r < K - 1; ++r) row_sum(ys + r, ring[r]);
+    T* out = dst + ((n * a.oh + oy0) * a.ow + ox) * a.c + g * V;
+    const int64_t out_step = a.ow * a.c;
+    for (int base = 0; base < nout; base += K) {
+#pragma unroll
+      for (int u = 0; u < K; ++u) {  // output row oy0 + base + u: input rows ys + base + u .. + K - 1
+        if (base + u < nout) {
+          row_sum(ys + base + u + K - 1, ring[(u + K - 1) % K]);
+          A acc[V];
+#pragma unroll
+          for (int j = 0; j < V; ++j) acc[j] = A(0);
+#pragma unroll
+          for (int r = 0; r < K; ++r)
+#pragma unroll
+            for (int j = 0; j < V; ++j) acc[j] += ring[(u + r) % K][j];
+          const AxisWindow rw = axis_window(oy0 + base + u, a.h, K, 1, a.ph);
+          Vec16<T> o;
+#pragma unroll
+          for (int j = 0; j < V; ++j) o.v[j] = E::from_acc(finish(acc[j], rw, cw, a.include_pad, a.divisor_override));
+          *reinterpret_cast<Vec16<T>*>(out) = o;
+          out += out_step;
+        }
+      }
+    }
+  }
+}
+
+template <typename T, int K>
+avgpool_status launch_column(const ColumnArgs& a, const T* src, T* dst, cudaStream_t st) {
+  nhwc_column_kernel<T, K><<<grid_for(ceil_div(a.total, 256)), 256, 0, st>>>(src, dst, a);
+  return check_launch("nhwc_column_kernel");
+}
+
+// The column walk applies (see the top of the file); vec: 16-byte channel groups.
+bool column_walk(const Problem& q, bool vec) {
+  return vec && q.numerics == AVGPOOL_NUMERICS_FAST && q.sh == 1 && q.kh == q.kw &&
+         (q.kh == 3 || q.kh == 5 || q.kh == 7);
+}
+
+avgpool_status execute_column(const Problem& q, const void* src, void* dst, cudaStream_t st) {
+  const int64_t V = 16 / q.element_size;
+  ColumnArgs a;
+  a.cg = q.c / V;
+  // rows per run: long runs re-read fewer rows, but keep >= ~1M threads in flight
+  const int64_t columns = q.n * q.ow * a.cg;
+  a.run = 32;
+  while (a.run > 4 && columns * ceil_div(q.oh, a.run) < (int64_t(1) << 20)) a.run /= 2;
+  a.runs = ceil_div(q.oh, a.run);
+  a.total = columns * a.runs;
+  a.c = q.c; a.h = q.h; a.w = q.w; a.oh = q.oh; a.ow = q.ow;
+  a.kh = q.kh; a.kw = q.kw; a.sh = q.sh; a.sw = q.sw; a.ph = q.ph; a.pw = q.pw;
+  a.divisor_override = q.divisor_override;
+  a.include_pad = q.count_include_pad;
+  return dispatch_dtype_cuda(q.dtype, [&](auto zero) {
+    using T = decltype(zero);
+    const T* s_ = static_cast<const T*>(src);
+    T* d_ = static_cast<T*>(dst);
+    switch (q.kh) {
+      case 3: return launch_column<T, 3>(a, s_, d_, st);
+      case 5: return launch_column<T, 5>(a, s_, d_, st);
+      default: return launch_column<T, 7>(a, s_, d_, st);
+    }
+  });
+}
+
 avgpool_status accepts(const Problem& q) {
   avgpool_status s = device_usable();
   if (s != AVGPOOL_SUCCESS) return s;
@@ -126,6 +243,7 @@ avgpool_status execute(const Problem& q, const void* src, void* dst, void* strea
   if (s != AVGPOOL_SUCCESS) return s;
   const int64_t V = 16 / q.element_size;
   const bool vec = (q.c % V == 0) && (uintptr_t)src % 16 == 0 && (uintptr_t)dst % 16 == 0;
+  if (column_walk(q, vec)) return execute_column(q, src, dst, (cudaStream_t)stream);
   const bool stream_loads = q.sh >= q.kh && q.sw >= q.kw;  // no input read twice
   NhwcArgs a;
   a.cg = vec ? q.c / V : q.c;
