@@ -142,6 +142,7 @@ template <typename F> inline avgpool_status dispatch_dtype_cuda(avgpool_dtype dt
 }
 
 // The implementations of this backend (one per .cu file).
+extern const Impl kNchwColumnsImpl;
 extern const Impl kNchwRowsImpl;
 extern const Impl kStrideEqImpl;
 extern const Impl kNhwcImpl;

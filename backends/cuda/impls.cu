@@ -10,7 +10,7 @@ namespace avgpool {
 
 namespace {
 const Impl* const kCudaImpls[] = {&cuda::kGenericImpl, &cuda::kNchwRowsImpl, &cuda::kStrideEqImpl, &cuda::kNhwcImpl,
-                                  &cuda::kDirectImpl};
+                                  &cuda::kDirectImpl, &cuda::kNchwColumnsImpl};
 }
 
 ImplList cuda_impls() { return ImplList{kCudaImpls, sizeof kCudaImpls / sizeof kCudaImpls[0]}; }

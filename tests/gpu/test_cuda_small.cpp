@@ -85,12 +85,13 @@ TEST_SUITE("gpu_small") {
 
 TEST_CASE("the CUDA implementations are registered, fastest first; AUTO follows the measured choices") {
   const std::vector<std::string> names = cuda_impl_names();
-  REQUIRE(names.size() == 5);
+  REQUIRE(names.size() == 6);
   CHECK(names[0] == "cuda:generic");
   CHECK(names[1] == "cuda:nchw_rows");
   CHECK(names[2] == "cuda:stride_eq_kernel");
   CHECK(names[3] == "cuda:nhwc");
   CHECK(names[4] == "cuda:direct");
+  CHECK(names[5] == "cuda:nchw_columns");
   // (kernel, stride, padding, numerics) -> what AUTO picks on 2x3x64x64 f32 NCHW
   struct Want { int k, s, pad; avgpool_numerics num; const char* impl; };
   const Want wants[] = {

@@ -1,0 +1,181 @@
+// cuda:nchw_columns - NCHW, square kernels of 2, 3, 5 or 7 with a row
+// stride of 1 or 2 (any column stride, padding, ceil_mode, divisor), both
+// numerics: the overlapping windows of CNNs.
+//
+// A thread owns one output column of one plane and walks down a run of
+// output rows. Each input row under the run is loaded once (its window's K
+// elements: the 32 neighbouring columns of a warp make these coalesced loads
+// that mostly hit L1) into a register ring holding the last K rows:
+//  - fast numerics keep each row's horizontal sum, so an output costs S row
+//    loads and K adds of row sums;
+//  - pytorch numerics keep the row's K elements and sum the output's window
+//    rows then columns, left to right, from the ring: PyTorch's order,
+//    bitwise (elements outside the input are +0 in the ring, and
+//    acc + 0 == acc for an accumulator that starts at +0).
+// The divisor comes from window.h (per-axis factors, divisor_from_factors).
+// No shared memory and no barriers; 64-bit offsets; 1-D grid-stride grid.
+#include <algorithm>
+
+#include "common.cuh"
+
+namespace avgpool {
+namespace cuda {
+namespace {
+
+constexpr int kThreads = 256;
+
+struct ColumnArgs {
+  int64_t planes, h, w, oh, ow, kh, kw, sh, sw, ph, pw, divisor_override;
+  bool include_pad;
+  int64_t total;  // planes * runs * ow threads
+  int64_t runs;   // runs of output rows per column
+  int64_t run;    // output rows per run
+};
+
+template <typename T, int K, int S, bool PYT>
+__global__ void __launch_bounds__(kThreads)
+nchw_columns_kernel(const T* __restrict__ src, T* __restrict__ dst, ColumnArgs a) {
+  using E = Elem<T>;
+  using A = typename E::acc_t;
+  constexpr int W = PYT ? K : 1;  // values kept per ring row
+  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < a.total;
+       i += (int64_t)gridDim.x * blockDim.x) {
+    const int64_t ox = i % a.ow, rest = i / a.ow;
+    const int64_t run = rest % a.runs, p = rest / a.runs;
+    const int64_t oy0 = run * a.run;
+    const int nout = (int)(a.oh - oy0 < a.run ? a.oh - oy0 : a.run);
+    const AxisWindow cw = axis_window(ox, a.w, K, a.sw, a.pw);
+    const int ncols = (int)(cw.end - cw.begin);
+    const int64_t col_factor = axis_divisor_factor(cw, a.include_pad);
+    const T* col = src + p * a.h * a.w + cw.begin;
+    const int64_t ys = oy0 * S - a.ph;  // input row of ring row 0
+
+    // Ring row r % K holds input row ys + r (zeros outside the input).
+    A ring[K][W];
+    auto load_row = [&](int64_t y, A (&slot)[W]) {
+      A v[K];
+      const bool in = y >= 0 && y < a.h;
+      const T* row = col + y * a.w;
+#pragma unroll
+      for (int c = 0; c < K; ++c) v[c] = (in && c < ncols) ? E::to_acc(load1<false>(row + c)) : A(0);
+      if constexpr (PYT) {
+#pragma unroll
+        for (int c = 0; c < K; ++c) slot[c] = v[c];
+      } else {
+        A s = A(0);
+#pragma unroll
+        for (int c = 0; c < K; ++c) s += v[c];
+        slot[0] = s;
+      }
+    };
+#pragma unroll
+    for (int r = 0; r < K - S; ++r) load_row(ys + r, ring[r]);
+
+    T* out = dst + (p * a.oh + oy0) * a.ow + ox;
+    int64_t last_row_factor = -1;  // fast numerics: reciprocal of the divisor while it stays the same
+    A inv = A(0);
+    for (int base = 0; base < nout; base += K) {  // base * S is a multiple of K: static ring slots
+#pragma unroll
+      for (int u = 0; u < K; ++u) {
+        if (base + u < nout) {
+          // output base + u: window rows (base + u) * S + [0, K); rows + K - S .. + K - 1 are new
+#pragma unroll
+          for (int s = 0; s < S; ++s)
+            load_row(ys + (int64_t)(base + u) * S + K - S + s, ring[(u * S + K - S + s) % K]);
+          A sum = A(0);
+#pragma unroll
+          for (int r = 0; r < K; ++r)
+#pragma unroll
+            for (int c = 0; c < W; ++c) sum += ring[(u * S + r) % K][c];
+          const int64_t row_factor =
+              axis_divisor_factor(axis_window(oy0 + base + u, a.h, K, S, a.ph), a.include_pad);
+          if constexpr (PYT) {
+            *out = E::from_acc(sum / static_cast<A>(divisor_from_factors(row_factor, col_factor, a.divisor_override)));
+          } else {
+            // one rounding more than a division: within fast numerics' bound (1 ulp + the sum's)
+            if (row_factor != last_row_factor) {
+              inv = A(1) / static_cast<A>(divisor_from_factors(row_factor, col_factor, a.divisor_override));
+              last_row_factor = row_factor;
+            }
+            *out = E::from_acc(sum * inv);
+          }
+          out += a.ow;
+        }
+      }
+    }
+  }
+}
+
+bool shape_supported(const Problem& q) {
+  const bool k_ok = q.kh == q.kw && (q.kh == 2 || q.kh == 3 || q.kh == 5 || q.kh == 7);
+  return k_ok && (q.sh == 1 || q.sh == 2) && q.sh <= q.kh;
+}
+
+avgpool_status accepts(const Problem& q) {
+  avgpool_status s = device_usable();
+  if (s != AVGPOOL_SUCCESS) return s;
+  if (q.layout != AVGPOOL_LAYOUT_NCHW)
+    return set_error(AVGPOOL_ERROR_UNSUPPORTED, "cuda:nchw_columns is NCHW only");
+  if (!shape_supported(q))
+    return set_error(AVGPOOL_ERROR_UNSUPPORTED,
+                     "cuda:nchw_columns takes square kernels of 2, 3, 5 or 7 with a row stride of 1 or 2 "
+                     "(kernel %lldx%lld, stride %lld)",
+                     (long long)q.kh, (long long)q.kw, (long long)q.sh);
+  return AVGPOOL_SUCCESS;
+}
+
+template <typename T, int K, int S, bool PYT>
+avgpool_status launch_kernel(const ColumnArgs& a, const T* src, T* dst, cudaStream_t st) {
+  nchw_columns_kernel<T, K, S, PYT><<<grid_for(ceil_div(a.total, kThreads)), kThreads, 0, st>>>(src, dst, a);
+  return check_launch("nchw_columns_kernel");
+}
+
+template <typename T, int K, bool PYT>
+avgpool_status launch_k(const ColumnArgs& a, const T* src, T* dst, cudaStream_t st) {
+  return a.sh == 2 ? launch_kernel<T, K, 2, PYT>(a, src, dst, st) : launch_kernel<T, K, 1, PYT>(a, src, dst, st);
+}
+
+template <typename T, bool PYT>
+avgpool_status launch(const ColumnArgs& a, const T* src, T* dst, cudaStream_t st) {
+  switch (a.kh) {
+    case 2: return launch_k<T, 2, PYT>(a, src, dst, st);
+    case 3: return launch_k<T, 3, PYT>(a, src, dst, st);
+    case 5: return launch_k<T, 5, PYT>(a, src, dst, st);
+    default: return launch_k<T, 7, PYT>(a, src, dst, st);
+  }
+}
+
+avgpool_status execute(const Problem& q, const void* src, void* dst, void* stream) {
+  avgpool_status s = check_device_pointers(src, dst);
+  if (s != AVGPOOL_SUCCESS) return s;
+  if (!shape_supported(q)) return set_error(AVGPOOL_ERROR_UNSUPPORTED, "cuda:nchw_columns: shape not supported");
+  ColumnArgs a;
+  copy_geometry(q, &a);
+  // Rows per run: long runs re-read fewer rows (K - S per run), but keep
+  // about a million threads for the memory system.
+  const int64_t columns = q.planes() * q.ow;
+  a.run = 32;
+  while (a.run > 4 && columns * ceil_div(q.oh, a.run) < (int64_t(1) << 20)) a.run /= 2;
+  a.runs = ceil_div(q.oh, a.run);
+  a.total = columns * a.runs;
+  const bool pyt = q.numerics == AVGPOOL_NUMERICS_PYTORCH;
+  return dispatch_dtype_cuda(q.dtype, [&](auto zero) {
+    using T = decltype(zero);
+    const T* s_ = static_cast<const T*>(src);
+    T* d_ = static_cast<T*>(dst);
+    return pyt ? launch<T, true>(a, s_, d_, (cudaStream_t)stream)
+               : launch<T, false>(a, s_, d_, (cudaStream_t)stream);
+  });
+}
+
+}  // namespace
+
+const Impl kNchwColumnsImpl = {
+    /* .name     = */ "cuda:nchw_columns",
+    /* .backend  = */ AVGPOOL_BACKEND_CUDA,
+    /* .accepts  = */ accepts,
+    /* .execute  = */ execute,
+};
+
+}  // namespace cuda
+}  // namespace avgpool
