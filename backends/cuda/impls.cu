@@ -1,16 +1,17 @@
 // The CUDA backend's implementations, in dispatch order (AUTO takes the first
-// that accepts and does not auto_skip): the tiled generic path (NCHW,
-// overlapping windows), NCHW rows through the bulk copy engine (any stride,
-// rows that fit in shared memory), the register-staged stride == kernel path
-// (NCHW, any width), the NHWC path, and a one-thread-per-output fallback that
-// takes anything.
+// that accepts and does not auto_skip): the NCHW column walk (square 2x2 and
+// 3x3 windows, row stride 1 or 2), the tiled generic path (NCHW, overlapping
+// windows), NCHW rows through the bulk copy engine (any stride, rows that fit
+// in shared memory), the register-staged stride == kernel path (NCHW, any
+// width), the NHWC path, and a one-thread-per-output fallback that takes
+// anything. The measurements behind each auto_skip are beside it.
 #include "common.cuh"
 
 namespace avgpool {
 
 namespace {
-const Impl* const kCudaImpls[] = {&cuda::kGenericImpl, &cuda::kNchwRowsImpl, &cuda::kStrideEqImpl, &cuda::kNhwcImpl,
-                                  &cuda::kDirectImpl, &cuda::kNchwColumnsImpl};
+const Impl* const kCudaImpls[] = {&cuda::kNchwColumnsImpl, &cuda::kGenericImpl, &cuda::kNchwRowsImpl,
+                                  &cuda::kStrideEqImpl,     &cuda::kNhwcImpl,    &cuda::kDirectImpl};
 }
 
 ImplList cuda_impls() { return ImplList{kCudaImpls, sizeof kCudaImpls / sizeof kCudaImpls[0]}; }

@@ -86,18 +86,20 @@ TEST_SUITE("gpu_small") {
 TEST_CASE("the CUDA implementations are registered, fastest first; AUTO follows the measured choices") {
   const std::vector<std::string> names = cuda_impl_names();
   REQUIRE(names.size() == 6);
-  CHECK(names[0] == "cuda:generic");
-  CHECK(names[1] == "cuda:nchw_rows");
-  CHECK(names[2] == "cuda:stride_eq_kernel");
-  CHECK(names[3] == "cuda:nhwc");
-  CHECK(names[4] == "cuda:direct");
-  CHECK(names[5] == "cuda:nchw_columns");
+  CHECK(names[0] == "cuda:nchw_columns");
+  CHECK(names[1] == "cuda:generic");
+  CHECK(names[2] == "cuda:nchw_rows");
+  CHECK(names[3] == "cuda:stride_eq_kernel");
+  CHECK(names[4] == "cuda:nhwc");
+  CHECK(names[5] == "cuda:direct");
   // (kernel, stride, padding, numerics) -> what AUTO picks on 2x3x64x64 f32 NCHW
   struct Want { int k, s, pad; avgpool_numerics num; const char* impl; };
   const Want wants[] = {
       {4, 0, 0, AVGPOOL_NUMERICS_FAST, "cuda:nchw_rows"},    // stride == kernel beyond 2x2
-      {2, 0, 0, AVGPOOL_NUMERICS_FAST, "cuda:generic"},      // 2x2 stride 2
-      {3, 1, 1, AVGPOOL_NUMERICS_FAST, "cuda:generic"},      // overlapping windows
+      {2, 0, 0, AVGPOOL_NUMERICS_FAST, "cuda:nchw_columns"}, // 2x2 stride 2
+      {3, 1, 1, AVGPOOL_NUMERICS_FAST, "cuda:nchw_columns"}, // overlapping 3x3
+      {3, 2, 1, AVGPOOL_NUMERICS_PYTORCH, "cuda:nchw_columns"},
+      {5, 1, 2, AVGPOOL_NUMERICS_FAST, "cuda:generic"},      // 5x5 and more
       {5, 1, 2, AVGPOOL_NUMERICS_PYTORCH, "cuda:generic"},
       {11, 4, 0, AVGPOOL_NUMERICS_PYTORCH, "cuda:nchw_rows"}, // pytorch numerics beyond 5x5
   };
