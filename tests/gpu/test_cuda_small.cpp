@@ -205,6 +205,38 @@ TEST_CASE("random configurations against the reference") {
   for (const std::string& name : cuda_impl_names()) CHECK(runs[name] > 0);
 }
 
+TEST_CASE("random configurations of the column walks' shapes (square 2/3/5/7, row stride 1 or 2)") {
+  // cuda:nchw_columns and cuda:nhwc's column walk take only these shapes, which
+  // the general random draw rarely makes: redraw kernel, strides and padding.
+  std::mt19937_64 rng(314);
+  std::map<std::string, int> runs;
+  const int count = quick() ? 30 : 400;
+  int configs = 0;
+  for (int i = 0; configs < count && i < 20 * count; ++i) {
+    avgpool_params p = random_params(rng);
+    const int k = std::vector<int>{2, 3, 5, 7}[(size_t)(rng() % 4)];
+    p.kernel_h = p.kernel_w = k;
+    p.stride_h = 1 + (int64_t)(rng() % 2);
+    p.stride_w = 1 + (int64_t)(rng() % 3);
+    p.padding_h = (int64_t)(rng() % (k / 2 + 1));
+    p.padding_w = (int64_t)(rng() % (k / 2 + 1));
+    p.h = k + (int64_t)(rng() % 40);
+    p.w = k + (int64_t)(rng() % 40);
+    int64_t sn = 0, dn = 0;
+    if (!element_counts(p, &sn, &dn)) continue;  // e.g. a stride the draw made illegal
+    std::vector<char> src((size_t)(sn * element_size(p.dtype)));
+    fill_random(p.dtype, src.data(), sn, rng(), -2.0, 2.0);
+    if (i % 4 == 0) sprinkle_specials(p.dtype, src.data(), sn, 0.01, rng);
+    check_all_impls(p, src.data(), &runs, rng, i % 8 == 0);
+    ++configs;
+  }
+  printf("column-walk configurations: %d\n", configs);
+  print_runs("column-walk runs", runs);
+  CHECK(configs == count);
+  CHECK(runs["cuda:nchw_columns"] > count / 8);
+  CHECK(runs["cuda:nhwc"] > count / 8);
+}
+
 TEST_CASE("random NaN/Inf placements: every CUDA implementation agrees with the reference") {
   // compare_to_reference demands NaN/Inf exactly where the reference has
   // them, in both numerics (the reference follows PyTorch's rule; see
