@@ -445,10 +445,12 @@ bool geometry(const Problem& q, RowsArgs* a, int64_t* smem, bool aligned = false
   a->vs_offset = (int)(stages * stage);
   a->tab_offset = (int)(stages * stage + vs);
   a->tables = tables;
-  // Small windows: summing each window directly (PyTorch's order, also valid
-  // for fast numerics) costs fewer instructions than the two passes
-  // (2026-11-29: k3 s2 p1 ceil on 112x112: 0.19 ms direct vs 0.22 separable).
-  a->separable = !pyt && q.kh * q.kw > 9;
+  // Small windows, and items of whole small planes: summing each window
+  // directly (PyTorch's order, also valid for fast numerics) costs fewer
+  // instructions than the two passes (2026-11-29, H200: k3 s2 p1 ceil on
+  // 112x112: 0.19 ms direct vs 0.22 separable; global 7x7 on 256x2048 planes:
+  // 0.037 ms direct vs 0.058 separable).
+  a->separable = !pyt && q.kh * q.kw > 9 && p_planes == 1;
   a->row_groups = ceil_div(q.oh, r_rows);
   a->items = ceil_div(q.planes(), p_planes) * a->row_groups * chunks;
   *smem = stages * stage + vs + tab;

@@ -17,6 +17,7 @@
 // output rows of one (pixel column, channel group), computing each input
 // row's horizontal window sum once and keeping the last K of them in a
 // register ring, so an output costs K loads instead of K * K.
+#include <cstdlib>
 #include <type_traits>
 
 #include "common.cuh"
@@ -194,6 +195,7 @@ avgpool_status execute_column(const Problem& q, const void* src, void* dst, cuda
   const int64_t columns = q.n * q.ow * a.cg;
   a.run = 32;
   while (a.run > 4 && columns * ceil_div(q.oh, a.run) < (int64_t(1) << 20)) a.run /= 2;
+  if (getenv("AVGPOOL_EXP_RUN")) a.run = atoi(getenv("AVGPOOL_EXP_RUN"));  // EXPERIMENT
   a.runs = ceil_div(q.oh, a.run);
   a.total = columns * a.runs;
   a.c = q.c; a.h = q.h; a.w = q.w; a.oh = q.oh; a.ow = q.ow;
