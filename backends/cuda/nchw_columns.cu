@@ -18,7 +18,6 @@
 // The divisor comes from window.h (per-axis factors, divisor_from_factors).
 // No shared memory and no barriers; 64-bit offsets; 1-D grid-stride grid.
 #include <algorithm>
-#include <cstdlib>
 
 #include "common.cuh"
 
@@ -165,17 +164,19 @@ avgpool_status execute(const Problem& q, const void* src, void* dst, void* strea
   if (!shape_supported(q)) return set_error(AVGPOOL_ERROR_UNSUPPORTED, "cuda:nchw_columns: shape not supported");
   ColumnArgs a;
   copy_geometry(q, &a);
-  // Rows per run: long runs re-read fewer rows (K - S per run), but keep
-  // about a million threads for the memory system.
+  // Rows per run: long runs re-read fewer rows (K - S per run) and measured
+  // faster as long as ~400K threads remain (2026-11-29, H200, f32: k3 s1 p1 on
+  // 56x56 planes 0.107 ms with 16 rows, 0.089 with 64; k3 s2 p1 ceil on
+  // 112x112 0.080-0.093 with 32 or 64 rows, 0.111-0.115 with 4).
   const int64_t columns = q.planes() * q.ow;
-  a.run = 32;
-  while (a.run > 4 && columns * ceil_div(q.oh, a.run) < (int64_t(1) << 20)) a.run /= 2;
-  if (getenv("AVGPOOL_EXP_RUN")) a.run = atoi(getenv("AVGPOOL_EXP_RUN"));  // EXPERIMENT
+  a.run = 64;
+  while (a.run > 4 && columns * ceil_div(q.oh, a.run) < 400 * 1000) a.run /= 2;
   a.runs = ceil_div(q.oh, a.run);
   a.total = columns * a.runs;
-  // 2x2 windows in fast numerics take the element path too: it measured faster
-  // (2026-11-29, H200, k2 s2 on 64x128x112x112 f32: 0.149 ms vs 0.176 with row sums)
-  const bool pyt = q.numerics == AVGPOOL_NUMERICS_PYTORCH || q.kh == 2;
+  // Fast numerics take the element path too for 2x2 windows and row stride 2,
+  // where it measured faster than row sums (2026-11-29, H200, f32: k2 s2 on
+  // 64x128x112x112 0.149 vs 0.176 ms; k3 s2 p1 ceil 0.083 vs 0.089 ms).
+  const bool pyt = q.numerics == AVGPOOL_NUMERICS_PYTORCH || q.kh == 2 || q.sh == 2;
   return dispatch_dtype_cuda(q.dtype, [&](auto zero) {
     using T = decltype(zero);
     const T* s_ = static_cast<const T*>(src);
