@@ -11,12 +11,12 @@
 // (one channel per thread) serves C * size not a multiple of 16 bytes or
 // unaligned pointers. 64-bit indices; 1-D grid-stride grid.
 //
-// Fast numerics, row stride 1 and square kernels of 3, 5 or 7 (the
-// overlapping shapes where re-reading kh * kw pixels per output made the
+// Fast numerics, row stride S of 1 or 2 and square kernels of 3, 5 or 7
+// (the overlapping shapes where re-reading kh * kw pixels per output made the
 // kernel above cache-bound): nhwc_column_kernel. A thread walks down a run of
 // output rows of one (pixel column, channel group), computing each input
 // row's horizontal window sum once and keeping the last K of them in a
-// register ring, so an output costs K loads instead of K * K.
+// register ring, so an output costs S * K loads instead of K * K.
 #include <type_traits>
 
 #include "common.cuh"
@@ -109,7 +109,7 @@ struct ColumnArgs {
   bool include_pad;
 };
 
-template <typename T, int K>
+template <typename T, int K, int S>
 __global__ void __launch_bounds__(256, 2)
 nhwc_column_kernel(const T* __restrict__ src, T* __restrict__ dst, ColumnArgs a) {
   using E = Elem<T>;
@@ -126,7 +126,7 @@ nhwc_column_kernel(const T* __restrict__ src, T* __restrict__ dst, ColumnArgs a)
     const int nout = (int)(a.oh - oy0 < a.run ? a.oh - oy0 : a.run);
     const AxisWindow cw = axis_window(ox, a.w, K, a.sw, a.pw);
     const int ncols = (int)(cw.end - cw.begin);
-    const int64_t ys = oy0 - a.ph;  // first input row of the run's first window (stride 1)
+    const int64_t ys = oy0 * S - a.ph;  // first input row of the run's first window
     const T* col = src + ((n * a.h) * a.w + cw.begin) * a.c + g * V;
     // horizontal window sum of input row y (zeros outside the input)
     auto row_sum = [&](int64_t y, A (&out)[V]) {
@@ -145,24 +145,26 @@ nhwc_column_kernel(const T* __restrict__ src, T* __restrict__ dst, ColumnArgs a)
           for (int j = 0; j < V; ++j) out[j] += lane_acc(v[x], j);
         }
     };
-    A ring[K][V];  // ring[(r) % K]: row sum of input row ys + r
+    A ring[K][V];  // ring[r % K]: row sum of input row ys + r
 #pragma unroll
-    for (int r = 0; r < K - 1; ++r) row_sum(ys + r, ring[r]);
+    for (int r = 0; r < K - S; ++r) row_sum(ys + r, ring[r]);
     T* out = dst + ((n * a.oh + oy0) * a.ow + ox) * a.c + g * V;
     const int64_t out_step = a.ow * a.c;
-    for (int base = 0; base < nout; base += K) {
+    for (int base = 0; base < nout; base += K) {  // base * S is a multiple of K: static ring slots
 #pragma unroll
-      for (int u = 0; u < K; ++u) {  // output row oy0 + base + u: input rows ys + base + u .. + K - 1
+      for (int u = 0; u < K; ++u) {  // output row oy0 + base + u: input rows ys + (base + u) * S + [0, K)
         if (base + u < nout) {
-          row_sum(ys + base + u + K - 1, ring[(u + K - 1) % K]);
+#pragma unroll
+          for (int s = 0; s < S; ++s)  // the S rows its window adds
+            row_sum(ys + (int64_t)(base + u) * S + K - S + s, ring[(u * S + K - S + s) % K]);
           A acc[V];
 #pragma unroll
           for (int j = 0; j < V; ++j) acc[j] = A(0);
 #pragma unroll
           for (int r = 0; r < K; ++r)
 #pragma unroll
-            for (int j = 0; j < V; ++j) acc[j] += ring[(u + r) % K][j];
-          const AxisWindow rw = axis_window(oy0 + base + u, a.h, K, 1, a.ph);
+            for (int j = 0; j < V; ++j) acc[j] += ring[(u * S + r) % K][j];
+          const AxisWindow rw = axis_window(oy0 + base + u, a.h, K, S, a.ph);
           Vec16<T> o;
 #pragma unroll
           for (int j = 0; j < V; ++j) o.v[j] = E::from_acc(finish(acc[j], rw, cw, a.include_pad, a.divisor_override));
@@ -176,13 +178,14 @@ nhwc_column_kernel(const T* __restrict__ src, T* __restrict__ dst, ColumnArgs a)
 
 template <typename T, int K>
 avgpool_status launch_column(const ColumnArgs& a, const T* src, T* dst, cudaStream_t st) {
-  nhwc_column_kernel<T, K><<<grid_for(ceil_div(a.total, 256)), 256, 0, st>>>(src, dst, a);
+  if (a.sh == 2) nhwc_column_kernel<T, K, 2><<<grid_for(ceil_div(a.total, 256)), 256, 0, st>>>(src, dst, a);
+  else nhwc_column_kernel<T, K, 1><<<grid_for(ceil_div(a.total, 256)), 256, 0, st>>>(src, dst, a);
   return check_launch("nhwc_column_kernel");
 }
 
 // The column walk applies (see the top of the file); vec: 16-byte channel groups.
 bool column_walk(const Problem& q, bool vec) {
-  return vec && q.numerics == AVGPOOL_NUMERICS_FAST && q.sh == 1 && q.kh == q.kw &&
+  return vec && q.numerics == AVGPOOL_NUMERICS_FAST && (q.sh == 1 || q.sh == 2) && q.kh == q.kw &&
          (q.kh == 3 || q.kh == 5 || q.kh == 7);
 }
 
