@@ -176,7 +176,8 @@ avgpool_status execute(const Problem& q, const void* src, void* dst, void* strea
   // Fast numerics take the element path too for 2x2 windows and row stride 2,
   // where it measured faster than row sums (2026-11-29, H200, f32: k2 s2 on
   // 64x128x112x112 0.149 vs 0.176 ms; k3 s2 p1 ceil 0.083 vs 0.089 ms).
-  const bool pyt = q.numerics == AVGPOOL_NUMERICS_PYTORCH || q.kh == 2 || q.sh == 2;
+  // (the element path holds K * K values: up to 5x5)
+  const bool pyt = q.numerics == AVGPOOL_NUMERICS_PYTORCH || ((q.kh == 2 || q.sh == 2) && q.kh <= 5);
   return dispatch_dtype_cuda(q.dtype, [&](auto zero) {
     using T = decltype(zero);
     const T* s_ = static_cast<const T*>(src);
