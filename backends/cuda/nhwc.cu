@@ -11,9 +11,10 @@
 // (one channel per thread) serves C * size not a multiple of 16 bytes or
 // unaligned pointers. 64-bit indices; 1-D grid-stride grid.
 //
-// Fast numerics, row stride S of 1 or 2 and square kernels of 3, 5 or 7
-// (the overlapping shapes where re-reading kh * kw pixels per output made the
-// kernel above cache-bound): nhwc_column_kernel. A thread walks down a run of
+// Fast numerics, square kernels of 3, 5 or 7 with a row stride S of 1 or 2,
+// and 11 with stride 4 for 4- and 8-byte types (the overlapping shapes where
+// re-reading kh * kw pixels per output made the kernel above cache-bound):
+// nhwc_column_kernel. A thread walks down a run of
 // output rows of one (pixel column, channel group), computing each input
 // row's horizontal window sum once and keeping the last K of them in a
 // register ring, so an output costs S * K loads instead of K * K.
@@ -176,17 +177,17 @@ nhwc_column_kernel(const T* __restrict__ src, T* __restrict__ dst, ColumnArgs a)
   }
 }
 
-template <typename T, int K>
+template <typename T, int K, int S>
 avgpool_status launch_column(const ColumnArgs& a, const T* src, T* dst, cudaStream_t st) {
-  if (a.sh == 2) nhwc_column_kernel<T, K, 2><<<grid_for(ceil_div(a.total, 256)), 256, 0, st>>>(src, dst, a);
-  else nhwc_column_kernel<T, K, 1><<<grid_for(ceil_div(a.total, 256)), 256, 0, st>>>(src, dst, a);
+  nhwc_column_kernel<T, K, S><<<grid_for(ceil_div(a.total, 256)), 256, 0, st>>>(src, dst, a);
   return check_launch("nhwc_column_kernel");
 }
 
 // The column walk applies (see the top of the file); vec: 16-byte channel groups.
 bool column_walk(const Problem& q, bool vec) {
-  return vec && q.numerics == AVGPOOL_NUMERICS_FAST && (q.sh == 1 || q.sh == 2) && q.kh == q.kw &&
-         (q.kh == 3 || q.kh == 5 || q.kh == 7);
+  if (!vec || q.numerics != AVGPOOL_NUMERICS_FAST || q.kh != q.kw) return false;
+  if (q.kh == 11) return q.sh == 4 && q.element_size >= 4;  // a ring of 11 x 8 halves would spill
+  return (q.sh == 1 || q.sh == 2) && (q.kh == 3 || q.kh == 5 || q.kh == 7);
 }
 
 avgpool_status execute_column(const Problem& q, const void* src, void* dst, cudaStream_t st) {
@@ -209,10 +210,14 @@ avgpool_status execute_column(const Problem& q, const void* src, void* dst, cuda
     using T = decltype(zero);
     const T* s_ = static_cast<const T*>(src);
     T* d_ = static_cast<T*>(dst);
+    const bool s2 = q.sh == 2;
     switch (q.kh) {
-      case 3: return launch_column<T, 3>(a, s_, d_, st);
-      case 5: return launch_column<T, 5>(a, s_, d_, st);
-      default: return launch_column<T, 7>(a, s_, d_, st);
+      case 3: return s2 ? launch_column<T, 3, 2>(a, s_, d_, st) : launch_column<T, 3, 1>(a, s_, d_, st);
+      case 5: return s2 ? launch_column<T, 5, 2>(a, s_, d_, st) : launch_column<T, 5, 1>(a, s_, d_, st);
+      case 7: return s2 ? launch_column<T, 7, 2>(a, s_, d_, st) : launch_column<T, 7, 1>(a, s_, d_, st);
+      default:
+        if constexpr (sizeof(T) >= 4) return launch_column<T, 11, 4>(a, s_, d_, st);
+        return set_error(AVGPOOL_ERROR_INTERNAL, "nhwc column walk: unexpected kernel %lld", (long long)q.kh);
     }
   });
 }
