@@ -121,6 +121,23 @@ inline unsigned grid_for(int64_t items, int64_t cap = int64_t(1) << 20) {
   return (unsigned)(items < cap ? items : cap);
 }
 
+// Launches kernel on a persistent grid: as many blocks of `threads` as fit on
+// the device at once (occupancy API), at most `items`; then check_launch(name).
+template <typename... Params, typename... Args>
+avgpool_status launch_persistent(void (*kernel)(Params...), int64_t items, int threads, int64_t smem,
+                                 cudaStream_t stream, const char* name, Args&&... args) {
+  int per_sm = 1;
+  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, (size_t)smem) != cudaSuccess ||
+      per_sm < 1) {
+    cudaGetLastError();
+    per_sm = 1;
+  }
+  const int64_t fit = (int64_t)per_sm * sm_count();
+  const int64_t grid = items < fit ? items : fit;
+  kernel<<<(unsigned)grid, threads, (size_t)smem, stream>>>(static_cast<Args&&>(args)...);
+  return check_launch(name);
+}
+
 // Copies the problem's geometry into a kernel-argument struct (any struct
 // with these fields), so each launcher passes it by value.
 template <typename Args> inline void copy_geometry(const Problem& q, Args* a) {

@@ -357,15 +357,7 @@ avgpool_status launch_k(const TileArgs& a, int64_t smem, const T* src, T* dst, c
   static const avgpool_status allowed = allow_shared((const void*)kernel, kMaxSmem, "generic_kernel");
   if (smem > 48 * 1024 && allowed != AVGPOOL_SUCCESS)
     return set_error(AVGPOOL_ERROR_DEVICE, "generic_kernel: cannot raise the shared-memory limit");
-  int per_sm = 1;
-  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, (size_t)smem) != cudaSuccess ||
-      per_sm < 1) {
-    cudaGetLastError();
-    per_sm = 1;
-  }
-  const int64_t grid = std::min<int64_t>(a.items, (int64_t)per_sm * sm_count());
-  kernel<<<(unsigned)grid, kThreads, smem, st>>>(src, dst, a);
-  return check_launch("generic_kernel");
+  return launch_persistent(kernel, a.items, kThreads, smem, st, "generic_kernel", src, dst, a);
 }
 
 template <typename T, bool PYT>

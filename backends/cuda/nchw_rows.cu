@@ -486,16 +486,7 @@ avgpool_status launch_k(const RowsArgs& a, int64_t smem, const T* src, T* dst, c
       allow_shared((const void*)kernel, max_shared_per_block(), "nchw_rows_kernel");
   if (smem > 48 * 1024 && allowed != AVGPOOL_SUCCESS)
     return set_error(AVGPOOL_ERROR_DEVICE, "nchw_rows_kernel: cannot raise the shared-memory limit");
-  // persistent grid: as many blocks as fit at once
-  int per_sm = 1;
-  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, (size_t)smem) != cudaSuccess ||
-      per_sm < 1) {
-    cudaGetLastError();
-    per_sm = 1;
-  }
-  const int64_t grid = std::min<int64_t>(a.items, (int64_t)per_sm * sm_count());
-  kernel<<<(unsigned)grid, kThreads, smem, st>>>(src, dst, a);
-  return check_launch("nchw_rows_kernel");
+  return launch_persistent(kernel, a.items, kThreads, smem, st, "nchw_rows_kernel", src, dst, a);
 }
 
 template <typename T, bool PYT>

@@ -29,7 +29,7 @@ namespace {
 struct NhwcArgs {
   int64_t total;  // output pixels * channel groups
   int64_t cg;     // channel groups per pixel
-  int64_t c, h, w, oh, ow, kh, kw, sh, sw, ph, pw, divisor_override;
+  int64_t c, planes, h, w, oh, ow, kh, kw, sh, sw, ph, pw, divisor_override;
   bool include_pad;
 };
 
@@ -106,7 +106,7 @@ nhwc_kernel(const T* __restrict__ src, T* __restrict__ dst, NhwcArgs a) {
 struct ColumnArgs {
   int64_t total;  // n * runs * ow * cg
   int64_t cg, runs, run;  // channel groups, runs of output rows per column, rows per run
-  int64_t c, h, w, oh, ow, kh, kw, sh, sw, ph, pw, divisor_override;
+  int64_t c, planes, h, w, oh, ow, kh, kw, sh, sw, ph, pw, divisor_override;
   bool include_pad;
 };
 
@@ -202,10 +202,8 @@ avgpool_status execute_column(const Problem& q, const void* src, void* dst, cuda
   while (a.run > 4 && columns * ceil_div(q.oh, a.run) < 128 * 1000) a.run /= 2;
   a.runs = ceil_div(q.oh, a.run);
   a.total = columns * a.runs;
-  a.c = q.c; a.h = q.h; a.w = q.w; a.oh = q.oh; a.ow = q.ow;
-  a.kh = q.kh; a.kw = q.kw; a.sh = q.sh; a.sw = q.sw; a.ph = q.ph; a.pw = q.pw;
-  a.divisor_override = q.divisor_override;
-  a.include_pad = q.count_include_pad;
+  copy_geometry(q, &a);
+  a.c = q.c;
   return dispatch_dtype_cuda(q.dtype, [&](auto zero) {
     using T = decltype(zero);
     const T* s_ = static_cast<const T*>(src);
@@ -258,10 +256,8 @@ avgpool_status execute(const Problem& q, const void* src, void* dst, void* strea
   NhwcArgs a;
   a.cg = vec ? q.c / V : q.c;
   a.total = q.n * q.oh * q.ow * a.cg;
-  a.c = q.c; a.h = q.h; a.w = q.w; a.oh = q.oh; a.ow = q.ow;
-  a.kh = q.kh; a.kw = q.kw; a.sh = q.sh; a.sw = q.sw; a.ph = q.ph; a.pw = q.pw;
-  a.divisor_override = q.divisor_override;
-  a.include_pad = q.count_include_pad;
+  copy_geometry(q, &a);
+  a.c = q.c;
   return dispatch_dtype_cuda(q.dtype, [&](auto zero) {
     using T = decltype(zero);
     const T* s_ = static_cast<const T*>(src);
