@@ -30,49 +30,28 @@ constexpr int kThreads = 256;
 struct ColumnArgs {
   int64_t planes, h, w, oh, ow, kh, kw, sh, sw, ph, pw, divisor_override;
   bool include_pad;
-  int64_t total;  // work units: planes * runs * ow threads, or planes * runs * wpr warps (SHFL)
-  int64_t wpr;    // SHFL: warps per output row (32 columns each)
+  int64_t total;  // planes * runs * ow threads
   int64_t runs;   // runs of output rows per column
   int64_t run;    // output rows per run
 };
 
-// SHFL (column stride 1): a warp owns 32 neighbouring output columns; each
-// lane loads one element of the row (plus K - 1 halo elements on the first
-// lanes) and takes its window's other elements from its neighbours with
-// warp shuffles. Without it, each thread loads its own K elements: the
-// warp's K shifted loads of one row hit the same cache lines, and issued
-// together they miss L1 together (k5 s1 p2: 2.8 ms, 1.5 TB/s).
-template <typename T, int K, int S, bool PYT, bool SHFL>
+template <typename T, int K, int S, bool PYT>
 __global__ void __launch_bounds__(kThreads)
 nchw_columns_kernel(const T* __restrict__ src, T* __restrict__ dst, ColumnArgs a) {
   using E = Elem<T>;
   using A = typename E::acc_t;
   constexpr int W = PYT ? K : 1;  // values kept per ring row
-  const int lane = (int)(threadIdx.x & 31);
-  const int64_t first = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
-  const int64_t step = (int64_t)gridDim.x * blockDim.x;
-  // SHFL: one unit per warp, the same for its 32 lanes (shuffles need them all)
-  for (int64_t i = SHFL ? first / 32 : first; i < a.total; i += SHFL ? step / 32 : step) {
-    int64_t ox, rest;
-    if constexpr (SHFL) {
-      const int64_t wcol = i % a.wpr;
-      rest = i / a.wpr;
-      ox = wcol * 32 + lane;
-    } else {
-      ox = i % a.ow;
-      rest = i / a.ow;
-    }
-    const bool active = ox < a.ow;  // SHFL: lanes past the row still load and shuffle
+  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < a.total;
+       i += (int64_t)gridDim.x * blockDim.x) {
+    const int64_t ox = i % a.ow, rest = i / a.ow;
     const int64_t run = rest % a.runs, p = rest / a.runs;
     const int64_t oy0 = run * a.run;
     const int nout = (int)(a.oh - oy0 < a.run ? a.oh - oy0 : a.run);
-    const AxisWindow cw = axis_window(active ? ox : a.ow - 1, a.w, K, a.sw, a.pw);
+    const AxisWindow cw = axis_window(ox, a.w, K, a.sw, a.pw);
     const int ncols = (int)(cw.end - cw.begin);
     const int64_t col_factor = axis_divisor_factor(cw, a.include_pad);
-    const T* plane = src + p * a.h * a.w;
-    const T* col = plane + cw.begin;
-    const int64_t xb = ox - lane - a.pw;  // SHFL: padded column of lane 0's window
-    const int64_t ys = oy0 * S - a.ph;    // input row of ring row 0
+    const T* col = src + p * a.h * a.w + cw.begin;
+    const int64_t ys = oy0 * S - a.ph;  // input row of ring row 0
 
     // Rows are kept as W values each (the row sum, or the K elements). A block
     // of K outputs needs rows base * S + [0, NR); the first K - S are carried
@@ -82,26 +61,9 @@ nchw_columns_kernel(const T* __restrict__ src, T* __restrict__ dst, ColumnArgs a
     auto load_row = [&](int64_t y, A (&slot)[W]) {
       A v[K];
       const bool in = y >= 0 && y < a.h;
-      if constexpr (SHFL) {
-        // window element c of lane l is padded column xb + l + c: lane l + c's
-        // element, or the halo's (l + c - 32) past the warp; zeros outside
-        const T* row = plane + y * a.w;
-        const int64_t xm = xb + lane, xh = xb + 32 + lane;
-        const A mine = (in && xm >= 0 && xm < a.w) ? E::to_acc(load1<false>(row + xm)) : A(0);
-        const A halo = (in && lane < K - 1 && xh >= 0 && xh < a.w) ? E::to_acc(load1<false>(row + xh)) : A(0);
-        v[0] = mine;
+      const T* row = col + y * a.w;
 #pragma unroll
-        for (int c = 1; c < K; ++c) {
-          const int j = lane + c;
-          const A from_mine = __shfl_sync(0xffffffffu, mine, j & 31);
-          const A from_halo = __shfl_sync(0xffffffffu, halo, j & 31);
-          v[c] = j < 32 ? from_mine : from_halo;
-        }
-      } else {
-        const T* row = col + y * a.w;
-#pragma unroll
-        for (int c = 0; c < K; ++c) v[c] = (in && c < ncols) ? E::to_acc(load1<false>(row + c)) : A(0);
-      }
+      for (int c = 0; c < K; ++c) v[c] = (in && c < ncols) ? E::to_acc(load1<false>(row + c)) : A(0);
       if constexpr (PYT) {
 #pragma unroll
         for (int c = 0; c < K; ++c) slot[c] = v[c];
@@ -133,15 +95,14 @@ nchw_columns_kernel(const T* __restrict__ src, T* __restrict__ dst, ColumnArgs a
           const int64_t row_factor =
               axis_divisor_factor(axis_window(oy0 + base + u, a.h, K, S, a.ph), a.include_pad);
           if constexpr (PYT) {
-            if (active)
-              *out = E::from_acc(sum / static_cast<A>(divisor_from_factors(row_factor, col_factor, a.divisor_override)));
+            *out = E::from_acc(sum / static_cast<A>(divisor_from_factors(row_factor, col_factor, a.divisor_override)));
           } else {
             // one rounding more than a division: within fast numerics' bound (1 ulp + the sum's)
             if (row_factor != last_row_factor) {
               inv = A(1) / static_cast<A>(divisor_from_factors(row_factor, col_factor, a.divisor_override));
               last_row_factor = row_factor;
             }
-            if (active) *out = E::from_acc(sum * inv);
+            *out = E::from_acc(sum * inv);
           }
           out += a.ow;
         }
@@ -176,12 +137,7 @@ avgpool_status accepts(const Problem& q) {
 
 template <typename T, int K, int S, bool PYT>
 avgpool_status launch_kernel(const ColumnArgs& a, const T* src, T* dst, cudaStream_t st) {
-  if (a.sw == 1) {
-    nchw_columns_kernel<T, K, S, PYT, true>
-        <<<grid_for(ceil_div(a.total * 32, kThreads)), kThreads, 0, st>>>(src, dst, a);
-  } else {
-    nchw_columns_kernel<T, K, S, PYT, false><<<grid_for(ceil_div(a.total, kThreads)), kThreads, 0, st>>>(src, dst, a);
-  }
+  nchw_columns_kernel<T, K, S, PYT><<<grid_for(ceil_div(a.total, kThreads)), kThreads, 0, st>>>(src, dst, a);
   return check_launch("nchw_columns_kernel");
 }
 
@@ -216,8 +172,7 @@ avgpool_status execute(const Problem& q, const void* src, void* dst, void* strea
   a.run = 64;
   while (a.run > 4 && columns * ceil_div(q.oh, a.run) < 400 * 1000) a.run /= 2;
   a.runs = ceil_div(q.oh, a.run);
-  a.wpr = ceil_div(q.ow, 32);
-  a.total = q.sw == 1 ? q.planes() * a.runs * a.wpr : columns * a.runs;
+  a.total = columns * a.runs;
   // Fast numerics take the element path too for 2x2 windows and row stride 2,
   // where it measured faster than row sums (2026-11-29, H200, f32: k2 s2 on
   // 64x128x112x112 0.149 vs 0.176 ms; k3 s2 p1 ceil 0.083 vs 0.089 ms).
