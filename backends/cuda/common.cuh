@@ -84,12 +84,6 @@ template <bool STREAM, typename T> __device__ __forceinline__ Vec16<T> load16(co
   return out;
 }
 
-// Asks for the cache line holding p to be brought into L1 (and L2); no
-// register waits for it. For walks that know their next rows early.
-__device__ __forceinline__ void prefetch_l1(const void* p) {
-  asm volatile("prefetch.global.L1 [%0];" ::"l"(p));
-}
-
 // The division PyTorch does: one true (IEEE, correctly rounded) division of
 // the accumulator by the integer divisor converted to the accumulator type.
 // A window with no input (impossible while padding <= kernel / 2) gives 0.

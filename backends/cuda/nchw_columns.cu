@@ -82,18 +82,6 @@ nchw_columns_kernel(const T* __restrict__ src, T* __restrict__ dst, ColumnArgs a
     int64_t last_row_factor = -1;  // fast numerics: reciprocal of the divisor while it stays the same
     A inv = A(0);
     for (int base = 0; base < nout; base += K) {
-      // The next block's rows into L1 now: a warp's K loads of a row share one
-      // or two cache lines, so lines in flight, not loads, set the pace.
-      if (base + K < nout) {
-#pragma unroll
-        for (int r = 0; r < NEW; ++r) {
-          const int64_t y = ys + (int64_t)(base + K) * S + K - S + r;
-          if (y >= 0 && y < a.h && ncols > 0) {
-            prefetch_l1(col + y * a.w);
-            prefetch_l1(col + y * a.w + ncols - 1);
-          }
-        }
-      }
 #pragma unroll
       for (int r = 0; r < NEW; ++r) load_row(ys + (int64_t)base * S + K - S + r, rows[K - S + r]);
 #pragma unroll

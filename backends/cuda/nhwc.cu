@@ -133,13 +133,6 @@ nhwc_column_kernel(const T* __restrict__ src, T* __restrict__ dst, ColumnArgs a)
     auto row_sum = [&](int64_t y, A (&out)[V]) {
 #pragma unroll
       for (int j = 0; j < V; ++j) out[j] = A(0);
-      // the row one block of K outputs ahead into L1 (no registers wait for it)
-      const int64_t ahead = y + K * S;
-      if (ahead < a.h && ahead >= 0) {
-#pragma unroll
-        for (int x = 0; x < K; ++x)
-          if (x < ncols) prefetch_l1(col + (ahead * a.w + x) * a.c);
-      }
       if (y < 0 || y >= a.h) return;
       const T* row = col + y * a.w * a.c;
       Vec16<T> v[K];
