@@ -111,7 +111,7 @@ struct ColumnArgs {
 };
 
 template <typename T, int K, int S>
-__global__ void __launch_bounds__(256, 2)
+__global__ void __launch_bounds__(256, K <= 5 ? 3 : 2)  // EXPERIMENT: 3 blocks/SM up to 5x5
 nhwc_column_kernel(const T* __restrict__ src, T* __restrict__ dst, ColumnArgs a) {
   using E = Elem<T>;
   using A = typename E::acc_t;
