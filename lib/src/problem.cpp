@@ -105,18 +105,16 @@ avgpool_status make_problem(const avgpool_params* p, Problem* out) {
   // fields are read as their underlying integers.
   const int64_t dtype = raw_enum(p->dtype), layout = raw_enum(p->layout),
                 backend = raw_enum(p->backend), numerics = raw_enum(p->numerics);
-  if (dtype < 0 || dtype > AVGPOOL_DTYPE_F64)
-    return set_error(AVGPOOL_ERROR_INVALID_ARGUMENT, "dtype (%lld) is not an avgpool_dtype",
-                     (long long)dtype);
-  if (layout < 0 || layout > AVGPOOL_LAYOUT_NHWC)
-    return set_error(AVGPOOL_ERROR_INVALID_ARGUMENT, "layout (%lld) is not an avgpool_layout",
-                     (long long)layout);
-  if (backend < 0 || backend > AVGPOOL_BACKEND_CUDA)
-    return set_error(AVGPOOL_ERROR_INVALID_ARGUMENT, "backend (%lld) is not an avgpool_backend",
-                     (long long)backend);
-  if (numerics < 0 || numerics > AVGPOOL_NUMERICS_PYTORCH)
-    return set_error(AVGPOOL_ERROR_INVALID_ARGUMENT, "numerics (%lld) is not an avgpool_numerics",
-                     (long long)numerics);
+  const struct { const char* field; int64_t value, last; } enums[] = {
+      {"dtype", dtype, AVGPOOL_DTYPE_F64},
+      {"layout", layout, AVGPOOL_LAYOUT_NHWC},
+      {"backend", backend, AVGPOOL_BACKEND_CUDA},
+      {"numerics", numerics, AVGPOOL_NUMERICS_PYTORCH},
+  };
+  for (const auto& e : enums)
+    if (e.value < 0 || e.value > e.last)
+      return set_error(AVGPOOL_ERROR_INVALID_ARGUMENT, "%s (%lld) is not an avgpool_%s", e.field,
+                       (long long)e.value, e.field);
 
   avgpool_status s;
   if ((s = check_range("n", p->n, 0)) || (s = check_range("c", p->c, 1)) ||
