@@ -70,6 +70,15 @@ int64_t max_shared_per_block() {
   return 48 * 1024;
 }
 
+int64_t max_shared_per_sm() {
+  int device = 0, bytes = 100 * 1024;
+  if (cudaGetDevice(&device) == cudaSuccess &&
+      cudaDeviceGetAttribute(&bytes, cudaDevAttrMaxSharedMemoryPerMultiprocessor, device) == cudaSuccess)
+    return bytes;
+  cudaGetLastError();
+  return 100 * 1024;
+}
+
 avgpool_status allow_shared(const void* kernel, int64_t bytes, const char* name) {
   if (bytes <= 48 * 1024) return AVGPOOL_SUCCESS;
   // The opt-in limit covers static shared memory too (e.g. mbarriers).

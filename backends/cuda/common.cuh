@@ -110,6 +110,9 @@ avgpool_status check_launch(const char* kernel);
 // Shared-memory bytes a block may use (opt-in limit of the current device).
 int64_t max_shared_per_block();
 
+// Shared-memory bytes of one SM (all resident blocks together).
+int64_t max_shared_per_sm();
+
 // Streaming multiprocessors of the current device (132 if the query fails).
 int sm_count();
 
@@ -159,6 +162,7 @@ template <typename F> inline avgpool_status dispatch_dtype_cuda(avgpool_dtype dt
 }
 
 // The implementations of this backend (one per .cu file).
+extern const Impl kRowStreamImpl;
 extern const Impl kNchwColumnsImpl;
 extern const Impl kNchwRowsImpl;
 extern const Impl kStrideEqImpl;

@@ -10,7 +10,7 @@
 namespace avgpool {
 
 namespace {
-const Impl* const kCudaImpls[] = {&cuda::kNchwColumnsImpl, &cuda::kGenericImpl, &cuda::kNchwRowsImpl,
+const Impl* const kCudaImpls[] = {&cuda::kRowStreamImpl, &cuda::kNchwColumnsImpl, &cuda::kGenericImpl, &cuda::kNchwRowsImpl,
                                   &cuda::kStrideEqImpl,     &cuda::kNhwcImpl,    &cuda::kDirectImpl};
 }
 

@@ -35,7 +35,7 @@ if [[ $what == profile ]]; then
   for c in ${PROFILE_CASES:-k5s1p2 k3s1p1 k3s2p1_ceil}; do
     timeout 120 ncu --clock-control none --section SpeedOfLight --section MemoryWorkloadAnalysis \
       --section WarpStateStats --section LaunchStats --section Occupancy --section SchedulerStats \
-      --launch-skip 3 --launch-count 1 -k regex:'^(nchw|nhwc|stride|generic|direct)' \
+      --launch-skip 3 --launch-count 1 -k regex:'^(nchw|nhwc|stride|generic|direct|row)' \
       $B/bench/gpu/avgpool_gpu_bench --only $c --reps 4 > $OUT/ncu-$c.log 2>&1
     grep -E "^  [a-z_]+_kernel|Duration|DRAM Throughput|Memory Throughput|L2 Cache Throughput|Compute \(SM\)|Issue Slots Busy|Achieved Occupancy|Registers Per|Stall|Warp Cycles Per Issued" $OUT/ncu-$c.log | head -30
   done

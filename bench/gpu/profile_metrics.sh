@@ -12,6 +12,6 @@ for r in barrier long_scoreboard short_scoreboard mio_throttle math_pipe_throttl
   m=$m,smsp__average_warps_issue_stalled_${r}_per_issue_active.ratio
 done
 timeout 120 ncu --clock-control none --metrics $m --launch-skip 2 --launch-count 1 \
-  -k regex:'^(nchw|nhwc|stride|generic|direct)' $B/bench/gpu/avgpool_gpu_bench --only $c --impl $impl --reps 3 \
+  -k regex:'^(nchw|nhwc|stride|generic|direct|row)' $B/bench/gpu/avgpool_gpu_bench --only $c --impl $impl --reps 3 \
   > $OUT/metrics-$c-${impl#cuda:}.log 2>&1
 grep -E "^  [a-z_]+|__" $OUT/metrics-$c-${impl#cuda:}.log | sed -E 's/ +/ /g' | grep -vE " 0$| 0\.0[0-9]?$"

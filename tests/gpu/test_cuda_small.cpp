@@ -85,15 +85,22 @@ TEST_SUITE("gpu_small") {
 
 TEST_CASE("the CUDA implementations are registered, fastest first; AUTO follows the measured choices") {
   const std::vector<std::string> names = cuda_impl_names();
-  REQUIRE(names.size() == 6);
-  CHECK(names[0] == "cuda:nchw_columns");
-  CHECK(names[1] == "cuda:generic");
-  CHECK(names[2] == "cuda:nchw_rows");
-  CHECK(names[3] == "cuda:stride_eq_kernel");
-  CHECK(names[4] == "cuda:nhwc");
-  CHECK(names[5] == "cuda:direct");
+  REQUIRE(names.size() == 7);
+  CHECK(names[0] == "cuda:row_stream");
+  CHECK(names[1] == "cuda:nchw_columns");
+  CHECK(names[2] == "cuda:generic");
+  CHECK(names[3] == "cuda:nchw_rows");
+  CHECK(names[4] == "cuda:stride_eq_kernel");
+  CHECK(names[5] == "cuda:nhwc");
+  CHECK(names[6] == "cuda:direct");
   // (kernel, stride, padding, numerics) -> what AUTO picks on 2x3x64x64 f32 NCHW
-  struct Want { int k, s, pad; avgpool_numerics num; const char* impl; };
+  struct Want {
+    int k, s, pad;
+    avgpool_numerics num;
+    const char* impl;
+    int64_t w = 64;
+    avgpool_dtype dtype = AVGPOOL_DTYPE_F32;
+  };
   const Want wants[] = {
       {4, 0, 0, AVGPOOL_NUMERICS_FAST, "cuda:nchw_rows"},    // stride == kernel beyond 2x2
       {2, 0, 0, AVGPOOL_NUMERICS_FAST, "cuda:nchw_columns"}, // 2x2 stride 2
@@ -102,11 +109,17 @@ TEST_CASE("the CUDA implementations are registered, fastest first; AUTO follows 
       {5, 1, 2, AVGPOOL_NUMERICS_FAST, "cuda:generic"},      // 5x5 and more
       {5, 1, 2, AVGPOOL_NUMERICS_PYTORCH, "cuda:generic"},
       {11, 4, 0, AVGPOOL_NUMERICS_PYTORCH, "cuda:nchw_rows"}, // pytorch numerics beyond 5x5
+      // wide rows, stride == kernel: the seed's shape of row
+      {11, 0, 0, AVGPOOL_NUMERICS_FAST, "cuda:row_stream", 2048},
+      {11, 0, 0, AVGPOOL_NUMERICS_PYTORCH, "cuda:row_stream", 2048},
+      {11, 0, 0, AVGPOOL_NUMERICS_PYTORCH, "cuda:row_stream", 2048, AVGPOOL_DTYPE_F16},
+      {11, 0, 0, AVGPOOL_NUMERICS_FAST, "cuda:stride_eq_kernel", 2048, AVGPOOL_DTYPE_BF16},
   };
   for (const Want& w : wants) {
     avgpool_params p;
     avgpool_params_init(&p);
-    p.n = 2; p.c = 3; p.h = 64; p.w = 64;
+    p.n = 2; p.c = 3; p.h = 64; p.w = w.w;
+    p.dtype = w.dtype;
     p.kernel_h = p.kernel_w = w.k;
     p.stride_h = p.stride_w = w.s;
     p.padding_h = p.padding_w = w.pad;
@@ -235,6 +248,42 @@ TEST_CASE("random configurations of the column walks' shapes (square 2/3/5/7, ro
   CHECK(configs == count);
   CHECK(runs["cuda:nchw_columns"] > count / 8);
   CHECK(runs["cuda:nhwc"] > count / 8);
+}
+
+TEST_CASE("random configurations of cuda:row_stream's shapes (wide NCHW rows, 1 to 6 output rows per input row)") {
+  // The general draw has narrow planes; cuda:row_stream wants rows of 16-byte
+  // multiples and ow <= 1024: draw wide rows, every slot count (stride gaps
+  // too), padding, ceil, divisors, both column counts per thread (ow over
+  // 256), and the vector path (column stride and padding multiples of 16 bytes).
+  std::mt19937_64 rng(2718);
+  std::map<std::string, int> runs;
+  const int count = quick() ? 15 : 150;
+  int configs = 0;
+  for (int i = 0; configs < count && i < 20 * count; ++i) {
+    avgpool_params p = random_params(rng);
+    p.layout = AVGPOOL_LAYOUT_NCHW;
+    p.n = 1 + (int64_t)(rng() % 2);
+    p.c = 1 + (int64_t)(rng() % 3);
+    p.kernel_h = 1 + (int64_t)(rng() % 13);
+    p.kernel_w = 1 + (int64_t)(rng() % 13);
+    p.stride_h = 1 + (int64_t)(rng() % 14);
+    p.stride_w = rng() % 3 == 0 ? 4 * (1 + (int64_t)(rng() % 3)) : 1 + (int64_t)(rng() % 14);
+    p.padding_h = (int64_t)(rng() % (p.kernel_h / 2 + 1));
+    p.padding_w = rng() % 2 == 0 ? 0 : (int64_t)(rng() % (p.kernel_w / 2 + 1));
+    p.h = p.kernel_h + (int64_t)(rng() % 60);
+    p.w = 16 * (4 + (int64_t)(rng() % 120));  // 64 .. 1968 columns: every dtype's rows are 16-byte multiples
+    int64_t sn = 0, dn = 0;
+    if (!element_counts(p, &sn, &dn)) continue;
+    std::vector<char> src((size_t)(sn * element_size(p.dtype)));
+    fill_random(p.dtype, src.data(), sn, rng(), -2.0, 2.0);
+    if (i % 4 == 0) sprinkle_specials(p.dtype, src.data(), sn, 0.01, rng);
+    check_all_impls(p, src.data(), &runs, rng, i % 8 == 0);
+    ++configs;
+  }
+  printf("row-stream configurations: %d\n", configs);
+  print_runs("row-stream runs", runs);
+  CHECK(configs == count);
+  CHECK(runs["cuda:row_stream"] > count / 3);
 }
 
 TEST_CASE("random NaN/Inf placements: every CUDA implementation agrees with the reference") {

@@ -1,0 +1,465 @@
+// cuda:row_stream - NCHW with wide rows (the seed case): any kernel, stride,
+// padding, ceil_mode and divisor while a row feeds at most 6 output rows
+// (ceil(kh / sh) <= 6), ow <= 1024 and rows are 16-byte multiples.
+//
+// Work units are a few output rows of one plane (the seed: one output row,
+// 11 input rows = 88 KB of f32), handed round-robin over a persistent grid of
+// two blocks per SM. A unit's input rows are one contiguous byte range; a
+// producer lane streams it through a ring of shared-memory stages (~32 KB,
+// a few rows each) with the copy engine (cp.async.bulk, completing on an
+// mbarrier), keeping the whole ring in flight. A stage is handed back as
+// soon as its rows are consumed - not when a whole window of rows has been
+// used, which limited cuda:nchw_rows to two 88 KB stages on the seed case.
+//
+// Consumer warps work independently (no block barriers): a thread owns output
+// columns tid and tid + 256 (ow > 256), keeps their column windows in
+// registers and one accumulator per output row in flight (a ring of
+// ceil(kh / sh) slots, static slot registers). Each input row is added, left
+// to right, to the accumulators of the output rows it feeds; an output row is
+// divided and stored when its last input row has been added. The order of
+// additions is PyTorch's (rows then columns, one accumulator, one division),
+// so both numerics are bitwise PyTorch; with overlapping windows, fast
+// numerics add a row's window sum once per output row instead of each
+// element. When a row feeds one output row (stride >= kernel) the per-row
+// bookkeeping is two comparisons; otherwise the outputs a row feeds are kept
+// incrementally (axis_outputs_containing, window.h, once per unit).
+#include <algorithm>
+
+#include "bulk_copy.cuh"
+#include "common.cuh"
+
+namespace avgpool {
+namespace cuda {
+namespace {
+
+constexpr int kConsumerWarps = 8;
+constexpr int kConsumers = kConsumerWarps * 32;
+constexpr int kThreads = kConsumers + 32;  // + one producer warp
+constexpr int kMaxStages = 16;
+constexpr int kMaxSlots = 6;         // output rows one input row may feed
+constexpr int kMaxColumns = 4;       // output columns per consumer thread
+// Measured on the seed case (2026-11-29, H200; docs/cuda.md, log 25-30):
+// one block per SM left its 6 working warps latency-bound (f16 seed 3.27 ms,
+// per-row work is a dependent chain); 2-4 blocks per SM all reach the
+// ring's streaming limit; 32 KB stages edge out 8 and 16 KB.
+constexpr int kBlocksPerSm = 2;
+constexpr int kStageTarget = 32 * 1024;
+// A unit brings ~128 KB of new input rows: the seed's single output row
+// (88 KB of f32), several where windows overlap (their kh - sh shared rows
+// are read twice, the second time mostly from L2).
+constexpr int64_t kUnitTarget = 128 * 1024;
+
+struct StreamArgs {
+  int64_t planes, h, w, oh, ow, kh, kw, sh, sw, ph, pw, divisor_override;
+  bool include_pad;
+  int64_t unit_rows, units_per_plane, total_units;  // work units of unit_rows output rows
+  int rows_per_stage;
+  int stages;
+  int stage_bytes;
+  int slots;  // ceil(kh / sh), at least 1
+  bool vec;   // every column window starts on a 16-byte boundary
+};
+
+// A work unit: output rows [oy_first, oy_last] of one plane and the input
+// rows [y_begin, y_end) under them.
+struct Segment {
+  int64_t plane, oy_first, oy_last, y_begin, y_end;
+};
+
+__device__ __forceinline__ Segment unit_segment(const StreamArgs& a, int64_t u) {
+  Segment sg;
+  sg.plane = u / a.units_per_plane;
+  sg.oy_first = (u - sg.plane * a.units_per_plane) * a.unit_rows;
+  sg.oy_last = (sg.oy_first + a.unit_rows < a.oh ? sg.oy_first + a.unit_rows : a.oh) - 1;
+  sg.y_begin = axis_window(sg.oy_first, a.h, a.kh, a.sh, a.ph).begin;
+  sg.y_end = axis_window(sg.oy_last, a.h, a.kh, a.sh, a.ph).end;
+  return sg;
+}
+
+// The end of the stage-sized run of a segment's input rows that starts at y0.
+__device__ __forceinline__ int64_t chunk_end(const StreamArgs& a, const Segment& sg, int64_t y0) {
+  return y0 + a.rows_per_stage < sg.y_end ? y0 + a.rows_per_stage : sg.y_end;
+}
+
+// Calls f(segment, y0, n) for each stage-sized run of input rows of this
+// block's units, in order. Units go round-robin over the grid, so at any time
+// the blocks read neighbouring units: DRAM sees one sweep through memory,
+// not hundreds of scattered streams (2026-11-29, seed f32: 3.95 ms with one
+// contiguous range per block), and the rows two overlapping units share are
+// read close together in time (L2 hits). Producer and consumers walk the
+// same sequence, so stage k holds the same rows for both.
+template <typename F>
+__device__ __forceinline__ void for_each_chunk(const StreamArgs& a, F&& f) {
+  for (int64_t u = blockIdx.x; u < a.total_units; u += gridDim.x) {
+    const Segment sg = unit_segment(a, u);
+    for (int64_t y0 = sg.y_begin; y0 < sg.y_end; y0 = chunk_end(a, sg, y0))
+      f(sg, y0, (int)(chunk_end(a, sg, y0) - y0));
+  }
+}
+
+template <typename T, int K, int RM, int CPT, bool PYT>
+__global__ void __launch_bounds__(kThreads, 1)
+row_stream_kernel(const T* __restrict__ src, T* __restrict__ dst, StreamArgs a) {
+  using E = Elem<T>;
+  using A = typename E::acc_t;
+  constexpr int V = vec_of<T>();
+  extern __shared__ __align__(128) unsigned char smem[];
+  __shared__ uint64_t full[kMaxStages], empty[kMaxStages];
+  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+  // Warps with no output column leave at once; the others release stages.
+  const int64_t used_warps = (a.ow + 31) / 32;
+  const int consumer_warps = (int)(used_warps < kConsumerWarps ? used_warps : kConsumerWarps);
+
+  if (tid == 0) {
+    for (int s = 0; s < a.stages; ++s) {
+      mbar_init(&full[s], 1);
+      mbar_init(&empty[s], (uint32_t)consumer_warps);
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  }
+  __syncthreads();
+
+  if (warp == kConsumerWarps) {
+    // ---- producer: one lane streams the block's rows through the ring ----------
+    if (lane != 0) return;
+    const uint32_t row_bytes = (uint32_t)(a.w * (int64_t)sizeof(T));
+    int s = 0;
+    uint32_t phase = 0;  // of the lap through the ring; the first lap waits for nothing
+    bool lapped = false;
+    for_each_chunk(a, [&](const Segment& sg, int64_t y0, int n) {
+      if (lapped) mbar_wait(&empty[s], phase ^ 1);
+      mbar_arrive_expect_tx(&full[s], row_bytes * (uint32_t)n);
+      bulk_copy_g2s(smem + (size_t)s * a.stage_bytes, src + (sg.plane * a.h + y0) * a.w,
+                    row_bytes * (uint32_t)n, &full[s]);
+      if (++s == a.stages) {
+        s = 0;
+        phase ^= 1;
+        lapped = true;
+      }
+    });
+    return;
+  }
+  if (warp >= consumer_warps) return;
+
+  // ---- consumers ------------------------------------------------------------------
+  const int64_t kw = K > 0 ? K : a.kw;
+  int col_begin[CPT], col_count[CPT];
+  int64_t col_factor[CPT];
+#pragma unroll
+  for (int c = 0; c < CPT; ++c) {
+    const int64_t ox = tid + (int64_t)c * kConsumers;
+    col_begin[c] = 0;
+    col_count[c] = 0;  // no column: nothing summed, nothing stored
+    col_factor[c] = 1;
+    if (ox < a.ow) {
+      const AxisWindow cw = axis_window(ox, a.w, kw, a.sw, a.pw);
+      col_begin[c] = (int)cw.begin;
+      col_count[c] = (int)(cw.end - cw.begin);
+      col_factor[c] = axis_divisor_factor(cw, a.include_pad);
+    }
+  }
+  A acc[RM][CPT];
+#pragma unroll
+  for (int r = 0; r < RM; ++r)
+#pragma unroll
+    for (int c = 0; c < CPT; ++c) acc[r][c] = A(0);
+
+  // Adds the window elements of `row` to the accumulators of the slots that
+  // are on, left to right (PyTorch's order within a row).
+  auto add_row = [&](const T* row, const bool (&on)[RM]) {
+#pragma unroll
+    for (int c = 0; c < CPT; ++c) {
+      const T* e = row + col_begin[c];
+      const int n = col_count[c];
+      if (n == 0) continue;
+      A rowsum = A(0);
+      auto take = [&](A v) {
+        if constexpr (PYT || RM == 1) {
+#pragma unroll
+          for (int r = 0; r < RM; ++r)
+            if (on[r]) acc[r][c] += v;
+        } else {
+          rowsum += v;
+        }
+      };
+      if (a.vec) {
+        constexpr int NV = K > 0 ? (K + V - 1) / V : 1;
+        for (int q0 = 0; q0 < n; q0 += NV * V) {
+#pragma unroll
+          for (int q = 0; q < NV; ++q) {
+            if (q0 + q * V < n) {
+              const Vec16<T> v = *reinterpret_cast<const Vec16<T>*>(e + q0 + q * V);
+#pragma unroll
+              for (int j = 0; j < V; ++j)
+                if (q0 + q * V + j < n) take(lane_acc(v, j));
+            }
+          }
+          if (K > 0) break;
+        }
+      } else if constexpr (K > 0) {
+        if (n == K) {  // a whole window (all but edge columns): no predicates
+#pragma unroll
+          for (int j = 0; j < K; ++j) take(E::to_acc(e[j]));
+        } else {
+#pragma unroll
+          for (int j = 0; j < K; ++j)
+            if (j < n) take(E::to_acc(e[j]));
+        }
+      } else {
+        for (int j = 0; j < n; ++j) take(E::to_acc(e[j]));
+      }
+      if constexpr (!PYT && RM > 1) {
+#pragma unroll
+        for (int r = 0; r < RM; ++r)
+          if (on[r]) acc[r][c] += rowsum;
+      }
+    }
+  };
+
+  // Stores output row oy of the segment's plane from slot q: one division.
+  auto store_row = [&](const Segment& sg, int64_t oy, const AxisWindow& rw, int q) {
+    const int64_t row_factor = axis_divisor_factor(rw, a.include_pad);
+    T* out = dst + (sg.plane * a.oh + oy) * a.ow + tid;
+#pragma unroll
+    for (int c = 0; c < CPT; ++c) {
+      if (col_count[c] == 0) continue;
+      const int64_t divisor = divisor_from_factors(row_factor, col_factor[c], a.divisor_override);
+      out[(int64_t)c * kConsumers] = E::from_acc(acc[q][c] / static_cast<A>(divisor));
+      acc[q][c] = A(0);
+    }
+  };
+
+  int s = 0;
+  uint32_t phase = 0;
+  auto release_stage = [&]() {
+    __syncwarp();
+    if (lane == 0) mbar_arrive(&empty[s]);
+    if (++s == a.stages) {
+      s = 0;
+      phase ^= 1;
+    }
+  };
+
+  if constexpr (RM == 1) {
+    // A row feeds at most one output row (stride >= kernel): per row only two
+    // comparisons besides the window's loads and adds.
+    const bool on[1] = {true};
+    int64_t oy = 0;
+    AxisWindow rw{0, 0, 0};
+    for_each_chunk(a, [&](const Segment& sg, int64_t y0, int n) {
+      if (y0 == sg.y_begin) {
+        oy = sg.oy_first;
+        rw = axis_window(oy, a.h, a.kh, a.sh, a.ph);
+      }
+      mbar_wait(&full[s], phase);
+      const T* row = reinterpret_cast<const T*>(smem + (size_t)s * a.stage_bytes);
+      for (int r = 0; r < n; ++r, row += a.w) {
+        const int64_t y = y0 + r;
+        if (y < rw.begin) continue;  // a row between windows (stride > kernel)
+        add_row(row, on);
+        if (y + 1 == rw.end) {
+          store_row(sg, oy, rw, 0);
+          ++oy;
+          rw = axis_window(oy, a.h, a.kh, a.sh, a.ph);
+        }
+      }
+      release_stage();
+    });
+    return;
+  }
+
+  // Which output rows the current input row feeds, kept incrementally (a
+  // division per row cost more than the row's additions): [first, last] are
+  // the outputs containing row y, first's window ends (unclamped) at
+  // first_end, output last + 1 starts at next_start, first sits in slot
+  // first_slot (= first % slots).
+  int64_t first = 0, last = -1, first_end = 0, next_start = 0;
+  int first_slot = 0;
+  for_each_chunk(a, [&](const Segment& sg, int64_t y0, int n) {
+    if (y0 == sg.y_begin) {  // a new segment: one division per segment
+      const AxisOutputs feeds = axis_outputs_containing(y0, a.oh, a.kh, a.sh, a.ph);
+      first = feeds.first;
+      last = feeds.last;
+      first_end = first * a.sh - a.ph + a.kh;
+      next_start = (last + 1) * a.sh - a.ph;
+      first_slot = (int)(first % a.slots);
+    }
+    mbar_wait(&full[s], phase);
+    const T* stage = reinterpret_cast<const T*>(smem + (size_t)s * a.stage_bytes);
+    for (int r = 0; r < n; ++r) {
+      const int64_t y = y0 + r;
+      const int64_t lo = first > sg.oy_first ? first : sg.oy_first;
+      const int64_t hi = last < sg.oy_last ? last : sg.oy_last;
+      if (lo <= hi) {  // else a row between windows (stride > kernel)
+        // Output row oy lives in slot oy % slots; at most `slots` consecutive
+        // output rows are open at once, so they never share a slot.
+        int64_t oy_of[RM];
+        bool on[RM];
+#pragma unroll
+        for (int q = 0; q < RM; ++q) {
+          int ahead = q - first_slot;
+          if (ahead < 0) ahead += a.slots;
+          oy_of[q] = first + ahead;
+          on[q] = q < a.slots && oy_of[q] >= lo && oy_of[q] <= hi;
+        }
+        add_row(stage + (int64_t)r * a.w, on);
+        // Output rows whose last input row this was: divide once, store.
+#pragma unroll
+        for (int q = 0; q < RM; ++q) {
+          if (!on[q]) continue;
+          const AxisWindow rw = axis_window(oy_of[q], a.h, a.kh, a.sh, a.ph);
+          if (y + 1 == rw.end) store_row(sg, oy_of[q], rw, q);
+        }
+      }
+      // advance to row y + 1
+      while (first_end <= y + 1) {
+        ++first;
+        first_end += a.sh;
+        first_slot = first_slot + 1 == a.slots ? 0 : first_slot + 1;
+      }
+      while (last + 1 < a.oh && next_start <= y + 1) {
+        ++last;
+        next_start += a.sh;
+      }
+    }
+    release_stage();
+  });
+}
+
+// ---- host ------------------------------------------------------------------------------
+bool geometry(const Problem& q, StreamArgs* a, int64_t* smem) {
+  const int64_t es = q.element_size, V = 16 / es;
+  const int64_t row_bytes = q.w * es;
+  if (q.layout != AVGPOOL_LAYOUT_NCHW) {
+    set_error(AVGPOOL_ERROR_UNSUPPORTED, "cuda:row_stream is NCHW only");
+    return false;
+  }
+  if (row_bytes % 16 != 0) {
+    set_error(AVGPOOL_ERROR_UNSUPPORTED,
+              "cuda:row_stream: rows of %lld bytes are not a multiple of 16 (the copy engine's unit)",
+              (long long)row_bytes);
+    return false;
+  }
+  if (q.ow > (int64_t)kConsumers * kMaxColumns) {
+    set_error(AVGPOOL_ERROR_UNSUPPORTED, "cuda:row_stream: %lld output columns (at most %d)",
+              (long long)q.ow, kConsumers * kMaxColumns);
+    return false;
+  }
+  const int64_t slots = q.kh <= q.sh ? 1 : ceil_div(q.kh, q.sh);
+  if (slots > kMaxSlots) {
+    set_error(AVGPOOL_ERROR_UNSUPPORTED,
+              "cuda:row_stream: an input row feeds up to %lld output rows (at most %d)", (long long)slots,
+              kMaxSlots);
+    return false;
+  }
+  // per block: its share of the SM less the 1 KB the runtime reserves, the
+  // barriers and 16 bytes of slack for vector over-reads
+  const int64_t limit =
+      std::min<int64_t>(max_shared_per_block(), max_shared_per_sm() / kBlocksPerSm - 1024) - 2 * kMaxStages * 8 - 16;
+  const int64_t rows_per_stage = std::max<int64_t>(1, kStageTarget / row_bytes);
+  const int64_t stage = rows_per_stage * row_bytes;
+  const int64_t stages = std::min<int64_t>(kMaxStages, limit / stage);
+  if (stages < 3 || stage >= (int64_t(1) << 20)) {
+    set_error(AVGPOOL_ERROR_UNSUPPORTED,
+              "cuda:row_stream: rows of %lld bytes do not fit three times in shared memory",
+              (long long)row_bytes);
+    return false;
+  }
+  a->unit_rows = std::min<int64_t>(q.oh, std::max<int64_t>(1, kUnitTarget / (q.sh * row_bytes)));
+  a->units_per_plane = ceil_div(q.oh, a->unit_rows);
+  a->total_units = q.planes() * a->units_per_plane;
+  a->rows_per_stage = (int)rows_per_stage;
+  a->stages = (int)stages;
+  a->stage_bytes = (int)stage;
+  a->slots = (int)slots;
+  a->vec = V > 1 && q.sw % V == 0 && q.pw % V == 0;
+  *smem = stages * stage + 16;
+  return true;
+}
+
+// AUTO takes this kernel where it measured faster (2026-11-29, H200,
+// docs/cuda.md log 25-31): rows that feed one output row each (stride >=
+// kernel) and wide output rows, so that most consumer warps work. Seed f32
+// 3.96 ms against 4.04 on cuda:nchw_rows; f16/bf16 pytorch numerics 2.01 ms
+// against 2.17. It yields f16/bf16 fast numerics to cuda:stride_eq_kernel
+// (1.97 ms against 2.01), overlapping windows (k11 s4 on 1024x1024: 2.75 ms
+// against 2.22 on cuda:nchw_rows; k5 s1 p2: 5.9 against 1.93 on cuda:generic)
+// and rows of fewer than 128 outputs.
+bool auto_skip(const Problem& q) {
+  if (q.kh > q.sh || q.ow < 128) return true;
+  const bool half = q.dtype == AVGPOOL_DTYPE_F16 || q.dtype == AVGPOOL_DTYPE_BF16;
+  return half && q.numerics == AVGPOOL_NUMERICS_FAST && kStrideEqImpl.accepts(q) == AVGPOOL_SUCCESS;
+}
+
+avgpool_status accepts(const Problem& q) {
+  avgpool_status s = device_usable();
+  if (s != AVGPOOL_SUCCESS) return s;
+  StreamArgs a;
+  int64_t smem;
+  return geometry(q, &a, &smem) ? AVGPOOL_SUCCESS : AVGPOOL_ERROR_UNSUPPORTED;
+}
+
+template <typename T, int K, int RM, int CPT, bool PYT>
+avgpool_status launch_k(const StreamArgs& a, int64_t smem, const T* src, T* dst, cudaStream_t st) {
+  auto kernel = row_stream_kernel<T, K, RM, CPT, PYT>;
+  static const avgpool_status allowed =
+      allow_shared((const void*)kernel, max_shared_per_block(), "row_stream_kernel");
+  if (smem > 48 * 1024 && allowed != AVGPOOL_SUCCESS)
+    return set_error(AVGPOOL_ERROR_DEVICE, "row_stream_kernel: cannot raise the shared-memory limit");
+  return launch_persistent(kernel, a.total_units, kThreads, smem, st, "row_stream_kernel", src, dst, a);
+}
+
+// A compile-time window width for the seed's 11 columns; any other geometry
+// takes the runtime-width kernel with enough slots (overlapping windows run
+// here only when forced by name: their per-row slot bookkeeping made them
+// slower than cuda:nchw_rows and cuda:generic, see auto_skip).
+template <typename T, int CPT, bool PYT>
+avgpool_status launch_cpt(const StreamArgs& a, int64_t smem, const T* src, T* dst, cudaStream_t st) {
+  if (a.kw == 11 && a.slots == 1) return launch_k<T, 11, 1, CPT, PYT>(a, smem, src, dst, st);
+  if (a.slots == 1) return launch_k<T, 0, 1, CPT, PYT>(a, smem, src, dst, st);
+  if (a.slots <= 3) return launch_k<T, 0, 3, CPT, PYT>(a, smem, src, dst, st);
+  return launch_k<T, 0, kMaxSlots, CPT, PYT>(a, smem, src, dst, st);
+}
+
+template <typename T, bool PYT>
+avgpool_status launch(const StreamArgs& a, int64_t smem, const T* src, T* dst, cudaStream_t st) {
+  return a.ow <= kConsumers ? launch_cpt<T, 1, PYT>(a, smem, src, dst, st)
+                            : launch_cpt<T, kMaxColumns, PYT>(a, smem, src, dst, st);
+}
+
+avgpool_status execute(const Problem& q, const void* src, void* dst, void* stream) {
+  avgpool_status s = check_device_pointers(src, dst);
+  if (s != AVGPOOL_SUCCESS) return s;
+  if ((uintptr_t)src % 16 != 0) {
+    // The copy engine needs 16-byte-aligned rows; a misaligned src (e.g. a
+    // view one element in) falls back rather than fails.
+    for (const Impl* fallback : {&kNchwRowsImpl, &kDirectImpl})
+      if (fallback->accepts(q) == AVGPOOL_SUCCESS) return fallback->execute(q, src, dst, stream);
+    return set_error(AVGPOOL_ERROR_INTERNAL, "cuda:row_stream: no fallback for a misaligned src");
+  }
+  StreamArgs a;
+  int64_t smem = 0;
+  if (!geometry(q, &a, &smem)) return AVGPOOL_ERROR_UNSUPPORTED;
+  copy_geometry(q, &a);
+  const bool pyt = q.numerics == AVGPOOL_NUMERICS_PYTORCH;
+  return dispatch_dtype_cuda(q.dtype, [&](auto zero) {
+    using T = decltype(zero);
+    const T* s_ = static_cast<const T*>(src);
+    T* d_ = static_cast<T*>(dst);
+    return pyt ? launch<T, true>(a, smem, s_, d_, (cudaStream_t)stream)
+               : launch<T, false>(a, smem, s_, d_, (cudaStream_t)stream);
+  });
+}
+
+}  // namespace
+
+const Impl kRowStreamImpl = {
+    /* .name     = */ "cuda:row_stream",
+    /* .backend  = */ AVGPOOL_BACKEND_CUDA,
+    /* .accepts  = */ accepts,
+    /* .execute  = */ execute,
+    /* .auto_skip= */ auto_skip,
+};
+
+}  // namespace cuda
+}  // namespace avgpool
