@@ -113,7 +113,7 @@ row_stream_kernel(const T* __restrict__ src, T* __restrict__ dst, StreamArgs a) 
   if (tid == 0) {
     for (int s = 0; s < a.stages; ++s) {
       mbar_init(&full[s], 1);
-      mbar_init(&empty[s], (uint32_t)consumer_warps);
+      mbar_init(&empty[s], (uint32_t)consumer_warps * 32);
     }
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
   }
@@ -231,9 +231,10 @@ row_stream_kernel(const T* __restrict__ src, T* __restrict__ dst, StreamArgs a) 
 
   int s = 0;
   uint32_t phase = 0;
+  // Every consumer thread arrives after its own reads of the stage (a lane
+  // arriving for its warp after __syncwarp was flagged by racecheck).
   auto release_stage = [&]() {
-    __syncwarp();
-    if (lane == 0) mbar_arrive(&empty[s]);
+    mbar_arrive(&empty[s]);
     if (++s == a.stages) {
       s = 0;
       phase ^= 1;

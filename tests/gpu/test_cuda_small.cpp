@@ -215,7 +215,11 @@ TEST_CASE("random configurations against the reference") {
   }
   printf("random configurations: %d\n", configs);
   print_runs("random runs", runs);
-  for (const std::string& name : cuda_impl_names()) CHECK(runs[name] > 0);
+  // cuda:nchw_columns takes square 2/3/5/7 windows with row stride 1 or 2,
+  // about 1 draw in 130 here: the quick suite's 60 draws may miss it (its own
+  // test below covers it in every mode).
+  for (const std::string& name : cuda_impl_names())
+    if (!(quick() && name == "cuda:nchw_columns")) CHECK(runs[name] > 0);
 }
 
 TEST_CASE("random configurations of the column walks' shapes (square 2/3/5/7, row stride 1 or 2)") {
