@@ -54,6 +54,14 @@ avgpool_status check_device_pointers(const void* src, const void* dst) {
   return AVGPOOL_SUCCESS;
 }
 
+avgpool_status execute_fallback(const Problem& q, const void* src, void* dst, void* stream,
+                                std::initializer_list<const Impl*> fallbacks, const char* who) {
+  clear_error();
+  for (const Impl* fallback : fallbacks)
+    if (fallback->accepts(q) == AVGPOOL_SUCCESS) return fallback->execute(q, src, dst, stream);
+  return set_error(AVGPOOL_ERROR_INTERNAL, "%s: no fallback for a misaligned src", who);
+}
+
 avgpool_status check_launch(const char* kernel) {
   cudaError_t e = cudaPeekAtLastError();
   if (e == cudaSuccess) return AVGPOOL_SUCCESS;

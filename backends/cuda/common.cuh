@@ -10,6 +10,9 @@
 #include <cuda_runtime.h>
 #include <stdint.h>
 
+#include <initializer_list>
+#include <type_traits>
+
 #include "avgpool/avgpool.h"
 #include "error.h"
 #include "impl.h"
@@ -104,6 +107,12 @@ avgpool_status device_usable();
 // src and dst must be device (or managed) memory of the current device.
 avgpool_status check_device_pointers(const void* src, const void* dst);
 
+// Runs the first of `fallbacks` that accepts q: for an implementation that
+// learns only at execute that it cannot take the pointers (a misaligned
+// src), which must fall back rather than fail (issue 5).
+avgpool_status execute_fallback(const Problem& q, const void* src, void* dst, void* stream,
+                                std::initializer_list<const Impl*> fallbacks, const char* who);
+
 // After a launch: AVGPOOL_ERROR_DEVICE with the runtime's text, or SUCCESS.
 avgpool_status check_launch(const char* kernel);
 
@@ -159,6 +168,15 @@ template <typename F> inline avgpool_status dispatch_dtype_cuda(avgpool_dtype dt
     case AVGPOOL_DTYPE_BF16: return f(__nv_bfloat16{});
   }
   return set_error(AVGPOOL_ERROR_INTERNAL, "unknown dtype %d", (int)dtype);
+}
+
+// Calls f(T{}, std::bool_constant<flag>{}): the storage type of dtype and a
+// run-time flag (usually "pytorch numerics") as a compile-time one, for
+// launchers templated on both.
+template <typename F> inline avgpool_status dispatch_dtype_flag(avgpool_dtype dtype, bool flag, F&& f) {
+  return dispatch_dtype_cuda(dtype, [&](auto zero) {
+    return flag ? f(zero, std::true_type{}) : f(zero, std::false_type{});
+  });
 }
 
 // The implementations of this backend (one per .cu file).

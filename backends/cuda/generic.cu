@@ -386,12 +386,10 @@ avgpool_status execute(const Problem& q, const void* src, void* dst, void* strea
   a.tx_shift = 5;  // 32 threads across the columns, up to 256 (a power of two >= tow)
   while ((1 << a.tx_shift) < a.tow && (1 << a.tx_shift) < kThreads) ++a.tx_shift;
   const bool pyt = q.numerics == AVGPOOL_NUMERICS_PYTORCH;
-  return dispatch_dtype_cuda(q.dtype, [&](auto zero) {
+  return dispatch_dtype_flag(q.dtype, pyt, [&](auto zero, auto pytorch_order) {
     using T = decltype(zero);
-    const T* s_ = static_cast<const T*>(src);
-    T* d_ = static_cast<T*>(dst);
-    return pyt ? launch<T, true>(a, smem, s_, d_, (cudaStream_t)stream)
-               : launch<T, false>(a, smem, s_, d_, (cudaStream_t)stream);
+    return launch<T, decltype(pytorch_order)::value>(a, smem, static_cast<const T*>(src), static_cast<T*>(dst),
+                                                     (cudaStream_t)stream);
   });
 }
 

@@ -178,12 +178,10 @@ avgpool_status execute(const Problem& q, const void* src, void* dst, void* strea
   // 64x128x112x112 0.149 vs 0.176 ms; k3 s2 p1 ceil 0.083 vs 0.089 ms).
   // (the element path holds K * K values: up to 5x5)
   const bool pyt = q.numerics == AVGPOOL_NUMERICS_PYTORCH || ((q.kh == 2 || q.sh == 2) && q.kh <= 5);
-  return dispatch_dtype_cuda(q.dtype, [&](auto zero) {
+  return dispatch_dtype_flag(q.dtype, pyt, [&](auto zero, auto pytorch_order) {
     using T = decltype(zero);
-    const T* s_ = static_cast<const T*>(src);
-    T* d_ = static_cast<T*>(dst);
-    return pyt ? launch<T, true>(a, s_, d_, (cudaStream_t)stream)
-               : launch<T, false>(a, s_, d_, (cudaStream_t)stream);
+    return launch<T, decltype(pytorch_order)::value>(a, static_cast<const T*>(src), static_cast<T*>(dst),
+                                                     (cudaStream_t)stream);
   });
 }
 

@@ -481,20 +481,15 @@ avgpool_status execute(const Problem& q, const void* src, void* dst, void* strea
   int64_t smem = 0;
   if (!geometry(q, &a, &smem, (uintptr_t)src % 16 == 0)) {
     // accepts() planned column chunks, which need a 16-byte-aligned src; a
-    // misaligned one must fall back, not fail (issue 5).
-    clear_error();
-    for (const Impl* fallback : {&kGenericImpl, &kDirectImpl})
-      if (fallback->accepts(q) == AVGPOOL_SUCCESS) return fallback->execute(q, src, dst, stream);
-    return set_error(AVGPOOL_ERROR_INTERNAL, "cuda:nchw_rows: no fallback for a misaligned src");
+    // misaligned one falls back.
+    return execute_fallback(q, src, dst, stream, {&kGenericImpl, &kDirectImpl}, "cuda:nchw_rows");
   }
   copy_geometry(q, &a);
   const bool pyt = q.numerics == AVGPOOL_NUMERICS_PYTORCH;
-  return dispatch_dtype_cuda(q.dtype, [&](auto zero) {
+  return dispatch_dtype_flag(q.dtype, pyt, [&](auto zero, auto pytorch_order) {
     using T = decltype(zero);
-    const T* s_ = static_cast<const T*>(src);
-    T* d_ = static_cast<T*>(dst);
-    return pyt ? launch<T, true>(a, smem, s_, d_, (cudaStream_t)stream)
-               : launch<T, false>(a, smem, s_, d_, (cudaStream_t)stream);
+    return launch<T, decltype(pytorch_order)::value>(a, smem, static_cast<const T*>(src), static_cast<T*>(dst),
+                                                     (cudaStream_t)stream);
   });
 }
 

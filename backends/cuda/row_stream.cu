@@ -433,22 +433,18 @@ avgpool_status execute(const Problem& q, const void* src, void* dst, void* strea
   if (s != AVGPOOL_SUCCESS) return s;
   if ((uintptr_t)src % 16 != 0) {
     // The copy engine needs 16-byte-aligned rows; a misaligned src (e.g. a
-    // view one element in) falls back rather than fails.
-    for (const Impl* fallback : {&kNchwRowsImpl, &kDirectImpl})
-      if (fallback->accepts(q) == AVGPOOL_SUCCESS) return fallback->execute(q, src, dst, stream);
-    return set_error(AVGPOOL_ERROR_INTERNAL, "cuda:row_stream: no fallback for a misaligned src");
+    // view one element in) falls back.
+    return execute_fallback(q, src, dst, stream, {&kNchwRowsImpl, &kDirectImpl}, "cuda:row_stream");
   }
   StreamArgs a;
   int64_t smem = 0;
   if (!geometry(q, &a, &smem)) return AVGPOOL_ERROR_UNSUPPORTED;
   copy_geometry(q, &a);
   const bool pyt = q.numerics == AVGPOOL_NUMERICS_PYTORCH;
-  return dispatch_dtype_cuda(q.dtype, [&](auto zero) {
+  return dispatch_dtype_flag(q.dtype, pyt, [&](auto zero, auto pytorch_order) {
     using T = decltype(zero);
-    const T* s_ = static_cast<const T*>(src);
-    T* d_ = static_cast<T*>(dst);
-    return pyt ? launch<T, true>(a, smem, s_, d_, (cudaStream_t)stream)
-               : launch<T, false>(a, smem, s_, d_, (cudaStream_t)stream);
+    return launch<T, decltype(pytorch_order)::value>(a, smem, static_cast<const T*>(src), static_cast<T*>(dst),
+                                                     (cudaStream_t)stream);
   });
 }
 
