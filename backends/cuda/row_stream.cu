@@ -381,9 +381,9 @@ bool geometry(const Problem& q, StreamArgs* a, int64_t* smem) {
 // AUTO takes this kernel where it measured faster (2026-11-29, H200,
 // docs/cuda.md log 25-31): rows that feed one output row each (stride >=
 // kernel) and wide output rows, so that most consumer warps work. Seed f32
-// 3.96 ms against 4.04 on cuda:nchw_rows; f16/bf16 pytorch numerics 2.01 ms
-// against 2.17. It yields f16/bf16 fast numerics to cuda:stride_eq_kernel
-// (1.97 ms against 2.01), overlapping windows (k11 s4 on 1024x1024: 2.75 ms
+// 3.955 ms against 4.040 on cuda:nchw_rows; f16/bf16 pytorch numerics 2.02
+// against 2.14. It yields f16/bf16 fast numerics to cuda:stride_eq_kernel
+// (1.998 ms against 2.021), overlapping windows (k11 s4 on 1024x1024: 2.75 ms
 // against 2.22 on cuda:nchw_rows; k5 s1 p2: 5.9 against 1.93 on cuda:generic)
 // and rows of fewer than 128 outputs.
 bool auto_skip(const Problem& q) {
