@@ -21,8 +21,8 @@
 // so both numerics are bitwise PyTorch; with overlapping windows, fast
 // numerics add a row's window sum once per output row instead of each
 // element. When a row feeds one output row (stride >= kernel) the per-row
-// bookkeeping is two comparisons; otherwise the outputs a row feeds are kept
-// incrementally (axis_outputs_containing, window.h, once per unit).
+// bookkeeping is two comparisons; otherwise each open output row keeps a
+// count of the input rows it still needs, in a static slot.
 #include <algorithm>
 
 #include "bulk_copy.cuh"
@@ -98,7 +98,7 @@ __device__ __forceinline__ void for_each_chunk(const StreamArgs& a, F&& f) {
 }
 
 template <typename T, int K, int RM, int CPT, bool PYT>
-__global__ void __launch_bounds__(kThreads, 1)
+__global__ void __launch_bounds__(kThreads, kBlocksPerSm)
 row_stream_kernel(const T* __restrict__ src, T* __restrict__ dst, StreamArgs a) {
   using E = Elem<T>;
   using A = typename E::acc_t;
@@ -269,59 +269,57 @@ row_stream_kernel(const T* __restrict__ src, T* __restrict__ dst, StreamArgs a) 
     return;
   }
 
-  // Which output rows the current input row feeds, kept incrementally (a
-  // division per row cost more than the row's additions): [first, last] are
-  // the outputs containing row y, first's window ends (unclamped) at
-  // first_end, output last + 1 starts at next_start, first sits in slot
-  // first_slot (= first % slots).
-  int64_t first = 0, last = -1, first_end = 0, next_start = 0;
-  int first_slot = 0;
+  // Open output rows, one per slot (oy % slots; at most `slots` consecutive
+  // output rows are open at once, so they never share one): the input rows
+  // still to add (0: the slot is free) and the output row. An output row
+  // opens at its first input row and is divided and stored when its count
+  // reaches zero: per row a few integer comparisons (keeping the outputs a
+  // row feeds as a [first, last] range cost ~270 instructions per warp and
+  // row on k11 s4: 2026-11-29, docs/cuda.md log 33).
+  int left[RM];
+  int64_t slot_oy[RM];
+#pragma unroll
+  for (int q = 0; q < RM; ++q) {
+    left[q] = 0;
+    slot_oy[q] = 0;
+  }
+  int64_t next_oy = 0, next_begin = 0;  // the next output row to open, its first input row
+  int next_slot = 0;
   for_each_chunk(a, [&](const Segment& sg, int64_t y0, int n) {
-    if (y0 == sg.y_begin) {  // a new segment: one division per segment
-      const AxisOutputs feeds = axis_outputs_containing(y0, a.oh, a.kh, a.sh, a.ph);
-      first = feeds.first;
-      last = feeds.last;
-      first_end = first * a.sh - a.ph + a.kh;
-      next_start = (last + 1) * a.sh - a.ph;
-      first_slot = (int)(first % a.slots);
+    if (y0 == sg.y_begin) {  // a new unit: every slot is free again
+      next_oy = sg.oy_first;
+      next_begin = sg.y_begin;
+      next_slot = (int)(next_oy % a.slots);
     }
     mbar_wait(&full[s], phase);
-    const T* stage = reinterpret_cast<const T*>(smem + (size_t)s * a.stage_bytes);
-    for (int r = 0; r < n; ++r) {
+    const T* row = reinterpret_cast<const T*>(smem + (size_t)s * a.stage_bytes);
+    for (int r = 0; r < n; ++r, row += a.w) {
       const int64_t y = y0 + r;
-      const int64_t lo = first > sg.oy_first ? first : sg.oy_first;
-      const int64_t hi = last < sg.oy_last ? last : sg.oy_last;
-      if (lo <= hi) {  // else a row between windows (stride > kernel)
-        // Output row oy lives in slot oy % slots; at most `slots` consecutive
-        // output rows are open at once, so they never share a slot.
-        int64_t oy_of[RM];
-        bool on[RM];
+      while (next_oy <= sg.oy_last && next_begin == y) {  // output rows starting here
+        const AxisWindow rw = axis_window(next_oy, a.h, a.kh, a.sh, a.ph);
 #pragma unroll
         for (int q = 0; q < RM; ++q) {
-          int ahead = q - first_slot;
-          if (ahead < 0) ahead += a.slots;
-          oy_of[q] = first + ahead;
-          on[q] = q < a.slots && oy_of[q] >= lo && oy_of[q] <= hi;
+          if (q == next_slot) {
+            left[q] = (int)(rw.end - rw.begin);
+            slot_oy[q] = next_oy;
+          }
         }
-        add_row(stage + (int64_t)r * a.w, on);
-        // Output rows whose last input row this was: divide once, store.
+        ++next_oy;
+        next_slot = next_slot + 1 == a.slots ? 0 : next_slot + 1;
+        next_begin = axis_window(next_oy, a.h, a.kh, a.sh, a.ph).begin;
+      }
+      bool on[RM], any = false;
 #pragma unroll
-        for (int q = 0; q < RM; ++q) {
-          if (!on[q]) continue;
-          const AxisWindow rw = axis_window(oy_of[q], a.h, a.kh, a.sh, a.ph);
-          if (y + 1 == rw.end) store_row(sg, oy_of[q], rw, q);
-        }
+      for (int q = 0; q < RM; ++q) {
+        on[q] = left[q] > 0;
+        any = any || on[q];
       }
-      // advance to row y + 1
-      while (first_end <= y + 1) {
-        ++first;
-        first_end += a.sh;
-        first_slot = first_slot + 1 == a.slots ? 0 : first_slot + 1;
-      }
-      while (last + 1 < a.oh && next_start <= y + 1) {
-        ++last;
-        next_start += a.sh;
-      }
+      if (!any) continue;  // a row between windows (stride > kernel)
+      add_row(row, on);
+#pragma unroll
+      for (int q = 0; q < RM; ++q)
+        if (on[q] && --left[q] == 0)
+          store_row(sg, slot_oy[q], axis_window(slot_oy[q], a.h, a.kh, a.sh, a.ph), q);
     }
     release_stage();
   });
@@ -379,15 +377,19 @@ bool geometry(const Problem& q, StreamArgs* a, int64_t* smem) {
 }
 
 // AUTO takes this kernel where it measured faster (2026-11-29, H200,
-// docs/cuda.md log 25-31): rows that feed one output row each (stride >=
-// kernel) and wide output rows, so that most consumer warps work. Seed f32
-// 3.955 ms against 4.040 on cuda:nchw_rows; f16/bf16 pytorch numerics 2.02
-// against 2.14. It yields f16/bf16 fast numerics to cuda:stride_eq_kernel
-// (1.998 ms against 2.021), overlapping windows (k11 s4 on 1024x1024: 2.75 ms
-// against 2.22 on cuda:nchw_rows; k5 s1 p2: 5.9 against 1.93 on cuda:generic)
-// and rows of fewer than 128 outputs.
+// docs/cuda.md log 25-33), with wide output rows (>= 128 outputs, so that
+// most consumer warps work):
+//  - stride >= kernel: seed f32 3.955 ms against 4.040 on cuda:nchw_rows;
+//    f16/bf16 pytorch numerics 2.02 against 2.14; but f16/bf16 fast
+//    numerics stay on cuda:stride_eq_kernel (1.998 against 2.021);
+//  - large overlapping windows feeding up to 3 output rows per input row:
+//    k11 s4 on 1024x1024 planes 2.135 ms against 2.220 on cuda:nchw_rows
+//    (pytorch numerics 3.10 against 3.98); not the 5x5 stride 1 windows
+//    (k5 s1 p2: 3.35 against 1.93 on cuda:generic) nor, unmeasured here,
+//    the small windows that cuda:nchw_columns walks.
 bool auto_skip(const Problem& q) {
-  if (q.kh > q.sh || q.ow < 128) return true;
+  if (q.ow < 128) return true;
+  if (q.kh > q.sh) return ceil_div(q.kh, q.sh) > 3 || q.kh < 8;
   const bool half = q.dtype == AVGPOOL_DTYPE_F16 || q.dtype == AVGPOOL_DTYPE_BF16;
   return half && q.numerics == AVGPOOL_NUMERICS_FAST && kStrideEqImpl.accepts(q) == AVGPOOL_SUCCESS;
 }
@@ -410,13 +412,15 @@ avgpool_status launch_k(const StreamArgs& a, int64_t smem, const T* src, T* dst,
   return launch_persistent(kernel, a.total_units, kThreads, smem, st, "row_stream_kernel", src, dst, a);
 }
 
-// A compile-time window width for the seed's 11 columns; any other geometry
-// takes the runtime-width kernel with enough slots (overlapping windows run
-// here only when forced by name: their per-row slot bookkeeping made them
-// slower than cuda:nchw_rows and cuda:generic, see auto_skip).
+// Compile-time window widths for the measured shapes (the seed's 11 with one
+// slot, 11 with stride 4, 5 and 3 with stride 1); any other geometry takes
+// the runtime-width kernel with enough slots.
 template <typename T, int CPT, bool PYT>
 avgpool_status launch_cpt(const StreamArgs& a, int64_t smem, const T* src, T* dst, cudaStream_t st) {
   if (a.kw == 11 && a.slots == 1) return launch_k<T, 11, 1, CPT, PYT>(a, smem, src, dst, st);
+  if (a.kw == 11 && a.slots <= 3) return launch_k<T, 11, 3, CPT, PYT>(a, smem, src, dst, st);
+  if (a.kw == 5 && a.slots > 3) return launch_k<T, 5, kMaxSlots, CPT, PYT>(a, smem, src, dst, st);
+  if (a.kw == 3 && a.slots <= 3) return launch_k<T, 3, 3, CPT, PYT>(a, smem, src, dst, st);
   if (a.slots == 1) return launch_k<T, 0, 1, CPT, PYT>(a, smem, src, dst, st);
   if (a.slots <= 3) return launch_k<T, 0, 3, CPT, PYT>(a, smem, src, dst, st);
   return launch_k<T, 0, kMaxSlots, CPT, PYT>(a, smem, src, dst, st);

@@ -39,25 +39,6 @@ AVGPOOL_HD AxisWindow axis_window(int64_t out_index, int64_t size, int64_t kerne
   return w;
 }
 
-// The inverse of axis_window: the outputs [first, last] whose windows sum
-// input index i (0 <= i < size; first > last when none, e.g. between the
-// windows of a stride larger than the kernel). Output o sums i when
-// o * stride - pad <= i < o * stride - pad + kernel (the clamps of
-// axis_window only drop indices outside [0, size)). Kernels that stream
-// input rows use it to find the outputs a row feeds.
-struct AxisOutputs {
-  int64_t first, last;
-};
-
-AVGPOOL_HD AxisOutputs axis_outputs_containing(int64_t i, int64_t out_size, int64_t kernel,
-                                               int64_t stride, int64_t pad) {
-  const int64_t t = i + pad;  // >= 0
-  AxisOutputs o;
-  o.first = t - kernel < 0 ? 0 : (t - kernel) / stride + 1;
-  o.last = t / stride < out_size - 1 ? t / stride : out_size - 1;
-  return o;
-}
-
 // The divisor of one output, as PyTorch computes it (an integer, converted
 // to the accumulator type only at the division): the override, or the
 // product of one factor per axis (the padded window length when padding

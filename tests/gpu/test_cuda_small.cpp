@@ -114,6 +114,8 @@ TEST_CASE("the CUDA implementations are registered, fastest first; AUTO follows 
       {11, 0, 0, AVGPOOL_NUMERICS_PYTORCH, "cuda:row_stream", 2048},
       {11, 0, 0, AVGPOOL_NUMERICS_PYTORCH, "cuda:row_stream", 2048, AVGPOOL_DTYPE_F16},
       {11, 0, 0, AVGPOOL_NUMERICS_FAST, "cuda:stride_eq_kernel", 2048, AVGPOOL_DTYPE_BF16},
+      {11, 4, 0, AVGPOOL_NUMERICS_FAST, "cuda:row_stream", 1024},     // large overlapping windows
+      {11, 4, 0, AVGPOOL_NUMERICS_PYTORCH, "cuda:row_stream", 1024},
   };
   for (const Want& w : wants) {
     avgpool_params p;
