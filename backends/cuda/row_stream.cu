@@ -84,8 +84,8 @@ __device__ __forceinline__ int64_t chunk_end(const StreamArgs& a, const Segment&
 // Calls f(segment, y0, n) for each stage-sized run of input rows of this
 // block's units, in order. Units go round-robin over the grid, so at any time
 // the blocks read neighbouring units: DRAM sees one sweep through memory,
-// not hundreds of scattered streams (2026-11-29, seed f32: 3.95 ms with one
-// contiguous range per block), and the rows two overlapping units share are
+// not hundreds of scattered streams (2026-11-29, seed f32: 0.934 of the read
+// pass with one contiguous range per block, 0.953 round-robin), and the rows two overlapping units share are
 // read close together in time (L2 hits). Producer and consumers walk the
 // same sequence, so stage k holds the same rows for both.
 template <typename F>
