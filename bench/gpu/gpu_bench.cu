@@ -5,7 +5,9 @@
 // CUDA events, the median of --reps runs after warm-up, alternating:
 //   - ours: avgpool_plan_execute (AUTO: the implementation AUTO picks);
 //   - read: a read-only pass over the same input (16-byte streaming loads,
-//     warp reduction): the ceiling;
+//     warp reduction): the ceiling the targets are stated against;
+//   - read+write: the read pass plus the output's bytes written as the input
+//     is read, the data movement no pooling kernel can avoid;
 //   - cuDNN's cudnnPoolingForward, where libcudnn.so.9 loads (dlopen; path
 //     from --cudnn DIR or the loader's search path) and the case has no
 //     ceil_mode; when cuDNN refuses the whole tensor it is chunked by batch
@@ -82,6 +84,35 @@ __global__ void __launch_bounds__(256) read_kernel(const float4* __restrict__ p,
   }
   for (int o = 16; o > 0; o >>= 1) acc += __shfl_xor_sync(0xffffffffu, acc, o);
   if ((threadIdx.x & 31) == 0 && acc == 123.456f) sink[0] = acc;  // keeps the loads alive
+}
+
+// The data-movement floor of a pooling kernel: the read pass above plus the
+// output's bytes written, as the input is read (each grid-wide step of reads
+// writes its proportional, contiguous share of dst, coalesced, whole lines).
+// Measured 2026-11-29 (H200, bench/gpu/read_probe.cu): the seed's 0.8 % of
+// written bytes costs the read pass 5 % of its speed, so this pass, not the
+// read-only one, is what a pooling kernel can reach.
+__global__ void __launch_bounds__(256) read_write_kernel(const float4* __restrict__ p, int64_t n16, float4* out,
+                                                         int64_t out16) {
+  float acc = 0.f;
+  const int64_t stride = (int64_t)gridDim.x * blockDim.x;
+  const int64_t t = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+  const double share = (double)out16 / (double)n16;
+  for (int64_t base = 0; base < n16; base += 4 * stride) {
+    const int64_t i = base + t;
+    if (i + 3 * stride < n16) {
+      float4 a = __ldcs(p + i), b = __ldcs(p + i + stride), c = __ldcs(p + i + 2 * stride),
+             d = __ldcs(p + i + 3 * stride);
+      acc += (a.x + a.y + a.z + a.w) + (b.x + b.y + b.z + b.w) + (c.x + c.y + c.z + c.w) + (d.x + d.y + d.z + d.w);
+    } else {
+      for (int64_t j = i; j < n16; j += stride) {
+        float4 a = __ldcs(p + j);
+        acc += a.x + a.y + a.z + a.w;
+      }
+    }
+    const int64_t o_end = base + 4 * stride >= n16 ? out16 : (int64_t)((double)(base + 4 * stride) * share);
+    for (int64_t o = (int64_t)((double)base * share) + t; o < o_end; o += stride) out[o] = make_float4(acc, acc, acc, acc);
+  }
 }
 
 // ---- cuDNN, loaded at run time ---------------------------------------------------
@@ -268,8 +299,8 @@ int main(int argc, char** argv) {
   FILE* json = json_path ? fopen(json_path, "w") : nullptr;
   if (json) fprintf(json, "{\n \"device\": \"%s\", \"date\": \"%s\", \"copy_gbps\": %.1f,\n \"cases\": [\n",
                     prop.name, date, copy_gbps);
-  printf("\n%-12s %-5s %-4s %-7s %-22s %9s %9s %7s %10s %9s %8s %s\n", "case", "dtype", "lay", "numer",
-         "impl", "ours_ms", "read_ms", "rd/ours", "cudnn_ms", "copy_rf", "rf/ours", "check");
+  printf("\n%-12s %-5s %-4s %-7s %-22s %9s %9s %7s %7s %10s %9s %8s %s\n", "case", "dtype", "lay", "numer",
+         "impl", "ours_ms", "read_ms", "rd/ours", "rw/ours", "cudnn_ms", "copy_rf", "rf/ours", "check");
   bool first_json = true;
   int failures = 0;
   uint64_t filled_seed = 0;
@@ -324,27 +355,40 @@ int main(int argc, char** argv) {
       read_kernel<<<prop.multiProcessorCount * 8, 256, 0, stream>>>((const float4*)src, sbytes / 16, sink);
     }
     CK(cudaStreamSynchronize(stream));
-    // alternate ours / read
-    std::vector<cudaEvent_t> ev(2 * reps + 1);
+    // alternate ours / read / read+write
+    auto read_pass = [&] {
+      read_kernel<<<prop.multiProcessorCount * 8, 256, 0, stream>>>((const float4*)src, sbytes / 16, sink);
+    };
+    auto read_write_pass = [&] {
+      read_write_kernel<<<prop.multiProcessorCount * 8, 256, 0, stream>>>((const float4*)src, sbytes / 16,
+                                                                         (float4*)dst2, dbytes / 16);
+    };
+    read_write_pass();
+    std::vector<cudaEvent_t> ev(3 * reps + 1);
     for (auto& e : ev) cudaEventCreate(&e);
     cudaEventRecord(ev[0], stream);
     for (int r = 0; r < reps; ++r) {
       avgpool_plan_execute(plan, src, dst, stream);
-      cudaEventRecord(ev[2 * r + 1], stream);
-      read_kernel<<<prop.multiProcessorCount * 8, 256, 0, stream>>>((const float4*)src, sbytes / 16, sink);
-      cudaEventRecord(ev[2 * r + 2], stream);
+      cudaEventRecord(ev[3 * r + 1], stream);
+      read_pass();
+      cudaEventRecord(ev[3 * r + 2], stream);
+      read_write_pass();
+      cudaEventRecord(ev[3 * r + 3], stream);
     }
     CK(cudaStreamSynchronize(stream));
-    std::vector<float> t_ours, t_read;
+    CK(cudaGetLastError());
+    std::vector<float> t_ours, t_read, t_rw;
     for (int r = 0; r < reps; ++r) {
-      float a = 0, b = 0;
-      cudaEventElapsedTime(&a, ev[2 * r], ev[2 * r + 1]);
-      cudaEventElapsedTime(&b, ev[2 * r + 1], ev[2 * r + 2]);
+      float a = 0, b = 0, c = 0;
+      cudaEventElapsedTime(&a, ev[3 * r], ev[3 * r + 1]);
+      cudaEventElapsedTime(&b, ev[3 * r + 1], ev[3 * r + 2]);
+      cudaEventElapsedTime(&c, ev[3 * r + 2], ev[3 * r + 3]);
       t_ours.push_back(a);
       t_read.push_back(b);
+      t_rw.push_back(c);
     }
     for (auto& e : ev) cudaEventDestroy(e);
-    const double ours = median(t_ours), rd = median(t_read);
+    const double ours = median(t_ours), rd = median(t_read), rw = median(t_rw);
 
     // cuDNN (no ceil_mode there)
     double dnn_ms = -1;
@@ -433,8 +477,8 @@ int main(int argc, char** argv) {
     char dnn_buf[32];
     if (dnn_ms > 0) snprintf(dnn_buf, sizeof dnn_buf, "%.3f", dnn_ms);
     else snprintf(dnn_buf, sizeof dnn_buf, "-");
-    printf("%-12s %-5s %-4s %-7s %-22s %9.3f %9.3f %7.3f %10s %9.3f %8.3f %s\n", cs.name.c_str(), dtn,
-           layn, numn, impl, ours, rd, rd / ours, dnn_buf, roof, roof / ours, bad ? "FAIL" : "ok");
+    printf("%-12s %-5s %-4s %-7s %-22s %9.3f %9.3f %7.3f %7.3f %10s %9.3f %8.3f %s\n", cs.name.c_str(), dtn,
+           layn, numn, impl, ours, rd, rd / ours, rw / ours, dnn_buf, roof, roof / ours, bad ? "FAIL" : "ok");
     if (dnn_note != "-" && dnn_note != "whole tensor") printf("  cuDNN: %s\n", dnn_note.c_str());
     if (json) {
       fprintf(json,
@@ -442,11 +486,12 @@ int main(int argc, char** argv) {
               "\"impl\": \"%s\", \"shape\": [%lld, %lld, %lld, %lld], \"kernel\": %lld, \"stride\": %lld, "
               "\"padding\": %lld, \"ceil_mode\": %d, \"count_include_pad\": %d, \"src_bytes\": %lld, "
               "\"dst_bytes\": %lld, \"ours_ms\": %.4f, \"read_ms\": %.4f, \"read_over_ours\": %.4f, "
+              "\"read_write_ms\": %.4f, \"read_write_over_ours\": %.4f, "
               "\"ours_gbps\": %.1f, \"cudnn_ms\": %.4f, \"cudnn_note\": \"%s\", \"copy_roofline_ms\": %.4f, "
               "\"roofline_over_ours\": %.4f, \"reps\": %d, \"check\": \"%s\"}",
               first_json ? "" : ",\n", cs.name.c_str(), dtn, layn, numn, impl, (long long)cs.n,
               (long long)cs.c, (long long)cs.h, (long long)cs.w, (long long)cs.k, (long long)cs.s,
-              (long long)cs.pad, cs.ceil, cs.incl, (long long)sbytes, (long long)dbytes, ours, rd, rd / ours,
+              (long long)cs.pad, cs.ceil, cs.incl, (long long)sbytes, (long long)dbytes, ours, rd, rd / ours, rw, rw / ours,
               (sbytes + dbytes) / (ours * 1e-3) / 1e9, dnn_ms, dnn_note.c_str(), roof, roof / ours, reps,
               bad ? "FAIL" : "ok");
       first_json = false;
