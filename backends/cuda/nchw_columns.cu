@@ -14,9 +14,11 @@
 //    acc + 0 == acc for an accumulator that starts at +0).
 // The rows of K outputs are loaded together, so each thread keeps K * S * K
 // loads in flight (one row at a time left the memory system half idle:
-// 2026-11-29, k5 s1 p2 on 1024x1024 planes, 3.34 ms).
+// 2026-11-29, k5 s1 p2 on 1024x1024 planes, 3.34 ms); for 2x2 and 3x3
+// windows in fast numerics, the next K outputs' loads too.
 // The divisor comes from window.h (per-axis factors, divisor_from_factors).
-// No shared memory and no barriers; 64-bit offsets; 1-D grid-stride grid.
+// No shared memory and no barriers; element offsets in 64 bits, index math
+// within an axis in 32 (axes below 2^30); 1-D grid-stride grid.
 #include <algorithm>
 
 #include "common.cuh"
@@ -41,69 +43,85 @@ nchw_columns_kernel(const T* __restrict__ src, T* __restrict__ dst, ColumnArgs a
   using E = Elem<T>;
   using A = typename E::acc_t;
   constexpr int W = PYT ? K : 1;  // values kept per ring row
+  // Axis sizes fit in 32 bits (shape_supported): index math per output in
+  // int, element offsets in int64 (planes may be huge).
+  const int h = (int)a.h, w = (int)a.w, ph = (int)a.ph;
   for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < a.total;
        i += (int64_t)gridDim.x * blockDim.x) {
-    const int64_t ox = i % a.ow, rest = i / a.ow;
-    const int64_t run = rest % a.runs, p = rest / a.runs;
-    const int64_t oy0 = run * a.run;
+    const int64_t rest = i / a.ow, p = rest / a.runs;
+    const int ox = (int)(i - rest * a.ow), run = (int)(rest - p * a.runs);
+    const int oy0 = run * (int)a.run;
     const int nout = (int)(a.oh - oy0 < a.run ? a.oh - oy0 : a.run);
-    const AxisWindow cw = axis_window(ox, a.w, K, a.sw, a.pw);
-    const int ncols = (int)(cw.end - cw.begin);
-    const int64_t col_factor = axis_divisor_factor(cw, a.include_pad);
-    const T* col = src + p * a.h * a.w + cw.begin;
-    const int64_t ys = oy0 * S - a.ph;  // input row of ring row 0
+    const AxisWindowOf<int> cw = axis_window_of<int>(ox, w, K, (int)a.sw, (int)a.pw);
+    const int ncols = cw.end - cw.begin;
+    const int col_factor = axis_divisor_factor(cw, a.include_pad);
 
     // Rows are kept as W values each (the row sum, or the K elements). A block
     // of K outputs needs rows base * S + [0, NR); the first K - S are carried
     // over from the previous block, the K * S new ones are loaded together
-    // (K * S * K loads in flight per thread).
+    // (K * S * K loads in flight per thread). Rows are loaded in order: y and
+    // its row pointer advance by one row per load.
     constexpr int NEW = K * S, NR = K - S + NEW;
-    auto load_row = [&](int64_t y, A (&slot)[W]) {
-      A v[K];
-      const bool in = y >= 0 && y < a.h;
-      const T* row = col + y * a.w;
+    int y = oy0 * S - ph;
+    const T* row = src + (p * a.h + y) * a.w + cw.begin;  // dereferenced only for 0 <= y < h
+    // Loads one row's K window elements (+0 outside the input); the sums
+    // come after a block's loads are all issued (summing each row as it
+    // arrives stalled the next row's loads: 2026-11-29, H200, k3 s1 p1 fast
+    // 0.090 ms against 0.083 for pytorch numerics, which sum later).
+    auto load_row = [&](A (&v)[K]) {
+      const bool in = (unsigned)y < (unsigned)h;
 #pragma unroll
       for (int c = 0; c < K; ++c) v[c] = (in && c < ncols) ? E::to_acc(load1<false>(row + c)) : A(0);
+      ++y;
+      row += w;
+    };
+    auto keep_row = [&](const A (&v)[K], A (&slot)[W]) {
       if constexpr (PYT) {
 #pragma unroll
         for (int c = 0; c < K; ++c) slot[c] = v[c];
       } else {
-        A s = A(0);
+        A s = v[0];  // fast numerics: no +0 to start (the sign of a zero sum may differ from PyTorch's)
 #pragma unroll
-        for (int c = 0; c < K; ++c) s += v[c];
+        for (int c = 1; c < K; ++c) s += v[c];
         slot[0] = s;
       }
     };
     A rows[NR][W];
+    {
+      A first[K - S > 0 ? K - S : 1][K];
 #pragma unroll
-    for (int r = 0; r < K - S; ++r) load_row(ys + r, rows[r]);
+      for (int r = 0; r < K - S; ++r) load_row(first[r]);
+#pragma unroll
+      for (int r = 0; r < K - S; ++r) keep_row(first[r], rows[r]);
+    }
 
     T* out = dst + (p * a.oh + oy0) * a.ow + ox;
-    int64_t last_row_factor = -1;  // fast numerics: reciprocal of the divisor while it stays the same
-    A inv = A(0);
-    for (int base = 0; base < nout; base += K) {
+    // The divisor while the row factor stays the same (it changes only at the
+    // top and bottom edges): its reciprocal (fast) or itself (pytorch).
+    int last_row_factor = -1;
+    A div = A(1), inv = A(1);
+    // One block of K outputs from its NEW freshly loaded rows.
+    auto outputs = [&](const A (&fresh)[NEW][K], int base) {
 #pragma unroll
-      for (int r = 0; r < NEW; ++r) load_row(ys + (int64_t)base * S + K - S + r, rows[K - S + r]);
+      for (int r = 0; r < NEW; ++r) keep_row(fresh[r], rows[K - S + r]);
 #pragma unroll
       for (int u = 0; u < K; ++u) {
         if (base + u < nout) {
-          A sum = A(0);
+          A sum = PYT ? A(0) : rows[u * S][0];
 #pragma unroll
           for (int r = 0; r < K; ++r)
 #pragma unroll
-            for (int c = 0; c < W; ++c) sum += rows[u * S + r][c];
-          const int64_t row_factor =
-              axis_divisor_factor(axis_window(oy0 + base + u, a.h, K, S, a.ph), a.include_pad);
-          if constexpr (PYT) {
-            *out = E::from_acc(sum / static_cast<A>(divisor_from_factors(row_factor, col_factor, a.divisor_override)));
-          } else {
-            // one rounding more than a division: within fast numerics' bound (1 ulp + the sum's)
-            if (row_factor != last_row_factor) {
-              inv = A(1) / static_cast<A>(divisor_from_factors(row_factor, col_factor, a.divisor_override));
-              last_row_factor = row_factor;
-            }
-            *out = E::from_acc(sum * inv);
+            for (int c = 0; c < W; ++c)
+              if (PYT || r > 0) sum += rows[u * S + r][c];
+          const int row_factor =
+              axis_divisor_factor(axis_window_of<int>(oy0 + base + u, h, K, S, ph), a.include_pad);
+          if (row_factor != last_row_factor) {
+            last_row_factor = row_factor;
+            div = static_cast<A>(divisor_from_factors(row_factor, col_factor, a.divisor_override));
+            inv = A(1) / div;
           }
+          // fast: one rounding more than a division, within its bound (1 ulp + the sum's)
+          *out = E::from_acc(PYT ? sum / div : sum * inv);
           out += a.ow;
         }
       }
@@ -111,6 +129,32 @@ nchw_columns_kernel(const T* __restrict__ src, T* __restrict__ dst, ColumnArgs a
       for (int r = 0; r < K - S; ++r)  // the next block's first rows
 #pragma unroll
         for (int c = 0; c < W; ++c) rows[r][c] = rows[NEW + r][c];
+    };
+    auto load_block = [&](A (&fresh)[NEW][K]) {
+#pragma unroll
+      for (int r = 0; r < NEW; ++r) load_row(fresh[r]);
+    };
+    A fresh0[NEW][K];
+    if constexpr (!PYT && NEW * K <= 9) {
+      // Small windows, fast numerics: two blocks' loads in flight, the next
+      // block's rows requested before this block's are summed (double buffer,
+      // unrolled by two; 2026-11-29, H200, k3 s1 p1 on 56x56 planes: 0.077 ms
+      // against 0.090). Larger windows would hold too many registers; pytorch
+      // numerics (K values per row) measured slower with it (0.088 vs 0.083).
+      A fresh1[NEW][K];
+      load_block(fresh0);
+      for (int base = 0; base < nout; base += 2 * K) {
+        if (base + K < nout) load_block(fresh1);
+        outputs(fresh0, base);
+        if (base + K >= nout) break;
+        if (base + 2 * K < nout) load_block(fresh0);
+        outputs(fresh1, base + K);
+      }
+    } else {
+      for (int base = 0; base < nout; base += K) {
+        load_block(fresh0);
+        outputs(fresh0, base);
+      }
     }
   }
 }
@@ -119,7 +163,9 @@ nchw_columns_kernel(const T* __restrict__ src, T* __restrict__ dst, ColumnArgs a
 bool shape_supported(const Problem& q) {
   const bool pyt = q.numerics == AVGPOOL_NUMERICS_PYTORCH;
   const bool k_ok = q.kh == q.kw && (q.kh == 2 || q.kh == 3 || q.kh == 5 || (q.kh == 7 && !pyt));
-  return k_ok && (q.sh == 1 || q.sh == 2) && q.sh <= q.kh;
+  const int64_t axis_max = int64_t(1) << 30;  // the kernel's int index math
+  const bool fits = q.h < axis_max && q.w < axis_max && q.oh < axis_max && q.ow < axis_max;
+  return k_ok && (q.sh == 1 || q.sh == 2) && q.sh <= q.kh && fits;
 }
 
 avgpool_status accepts(const Problem& q) {
@@ -130,7 +176,7 @@ avgpool_status accepts(const Problem& q) {
   if (!shape_supported(q))
     return set_error(AVGPOOL_ERROR_UNSUPPORTED,
                      "cuda:nchw_columns takes square kernels of 2, 3, 5 or 7 (pytorch numerics: up to 5) "
-                     "with a row stride of 1 or 2 (kernel %lldx%lld, stride %lld)",
+                     "with a row stride of 1 or 2 and axes below 2^30 (kernel %lldx%lld, stride %lld)",
                      (long long)q.kh, (long long)q.kw, (long long)q.sh);
   return AVGPOOL_SUCCESS;
 }
@@ -164,13 +210,17 @@ avgpool_status execute(const Problem& q, const void* src, void* dst, void* strea
   if (!shape_supported(q)) return set_error(AVGPOOL_ERROR_UNSUPPORTED, "cuda:nchw_columns: shape not supported");
   ColumnArgs a;
   copy_geometry(q, &a);
-  // Rows per run: long runs re-read fewer rows (K - S per run) and measured
-  // faster as long as ~400K threads remain (2026-11-29, H200, f32: k3 s1 p1 on
-  // 56x56 planes 0.107 ms with 16 rows, 0.089 with 64; k3 s2 p1 ceil on
-  // 112x112 0.080-0.093 with 32 or 64 rows, 0.111-0.115 with 4).
+  // Rows per run: long runs re-read fewer rows (K - S per run) but leave
+  // fewer, longer threads. Measured (2026-11-29, H200, f32): runs as long as
+  // ~800K threads remain, split evenly (k3 s1 p1 on 56x56 planes: 2 runs of
+  // 28 rows 0.074 ms, 64 and 32 rows 0.077, 16 rows 0.082; k3 s2 p1 ceil on
+  // 112x112 planes: 16 rows 0.081, 32 rows 0.083); without overlap (stride ==
+  // kernel, nothing re-read) ~3.2M threads (k2 s2 on 112x112: 8 rows 0.128,
+  // 28 rows 0.135, 56 rows 0.150). Runs stay within 4-64 rows.
   const int64_t columns = q.planes() * q.ow;
-  a.run = 64;
-  while (a.run > 4 && columns * ceil_div(q.oh, a.run) < 400 * 1000) a.run /= 2;
+  const int64_t min_threads = q.kh == q.sh ? 3200 * 1000 : 800 * 1000;
+  a.runs = std::min<int64_t>(ceil_div(q.oh, 4), std::max(ceil_div(q.oh, 64), ceil_div(min_threads, columns)));
+  a.run = ceil_div(q.oh, a.runs);
   a.runs = ceil_div(q.oh, a.run);
   a.total = columns * a.runs;
   // Fast numerics take the element path too for 2x2 windows and row stride 2,

@@ -21,22 +21,31 @@
 
 namespace avgpool {
 
-// One output index along one axis (rows or columns).
-struct AxisWindow {
-  int64_t begin;       // first input index summed, in [0, size)
-  int64_t end;         // one past the last input index summed
-  int64_t padded_len;  // window length clamped to [-pad, size + pad)
+// One output index along one axis (rows or columns). I is the index type:
+// int64_t everywhere, int32 in kernels that have checked their axis sizes
+// fit (fewer instructions per output; same formulas).
+template <typename I>
+struct AxisWindowOf {
+  I begin;       // first input index summed, in [0, size)
+  I end;         // one past the last input index summed
+  I padded_len;  // window length clamped to [-pad, size + pad)
 };
+using AxisWindow = AxisWindowOf<int64_t>;
 
-AVGPOOL_HD AxisWindow axis_window(int64_t out_index, int64_t size, int64_t kernel,
-                                  int64_t stride, int64_t pad) {
-  const int64_t start = out_index * stride - pad;
-  const int64_t padded_end = (start + kernel < size + pad) ? start + kernel : size + pad;
-  AxisWindow w;
+template <typename I>
+AVGPOOL_HD AxisWindowOf<I> axis_window_of(I out_index, I size, I kernel, I stride, I pad) {
+  const I start = out_index * stride - pad;
+  const I padded_end = (start + kernel < size + pad) ? start + kernel : size + pad;
+  AxisWindowOf<I> w;
   w.begin = start > 0 ? start : 0;
   w.end = padded_end < size ? padded_end : size;
   w.padded_len = padded_end - start;
   return w;
+}
+
+AVGPOOL_HD AxisWindow axis_window(int64_t out_index, int64_t size, int64_t kernel,
+                                  int64_t stride, int64_t pad) {
+  return axis_window_of<int64_t>(out_index, size, kernel, stride, pad);
 }
 
 // The divisor of one output, as PyTorch computes it (an integer, converted
@@ -44,7 +53,8 @@ AVGPOOL_HD AxisWindow axis_window(int64_t out_index, int64_t size, int64_t kerne
 // product of one factor per axis (the padded window length when padding
 // counts, else the clipped length). Kernels that walk a row or a column may
 // keep the per-axis factors and call divisor_from_factors per output.
-AVGPOOL_HD int64_t axis_divisor_factor(const AxisWindow& w, bool count_include_pad) {
+template <typename I>
+AVGPOOL_HD I axis_divisor_factor(const AxisWindowOf<I>& w, bool count_include_pad) {
   return count_include_pad ? w.padded_len : w.end - w.begin;
 }
 
