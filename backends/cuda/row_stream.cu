@@ -97,6 +97,16 @@ __device__ __forceinline__ void for_each_chunk(const StreamArgs& a, F&& f) {
   }
 }
 
+// v[0] + ... + v[N-1] as a balanced tree (fast numerics only).
+template <int N, typename A>
+__device__ __forceinline__ A pairwise_sum(const A* v) {
+  if constexpr (N == 1) {
+    return v[0];
+  } else {
+    return pairwise_sum<N / 2>(v) + pairwise_sum<N - N / 2>(v + N / 2);
+  }
+}
+
 template <typename T, int K, int RM, int CPT, bool PYT>
 __global__ void __launch_bounds__(kThreads, kBlocksPerSm)
 row_stream_kernel(const T* __restrict__ src, T* __restrict__ dst, StreamArgs a) {
@@ -143,6 +153,9 @@ row_stream_kernel(const T* __restrict__ src, T* __restrict__ dst, StreamArgs a) 
 
   // ---- consumers ------------------------------------------------------------------
   const int64_t kw = K > 0 ? K : a.kw;
+  // Row windows in int (geometry: axes below 2^30): fewer instructions per row.
+  const int h = (int)a.h, kh = (int)a.kh, sh = (int)a.sh, ph = (int)a.ph;
+  auto row_window = [&](int oy) { return axis_window_of<int>(oy, h, kh, sh, ph); };
   int col_begin[CPT], col_count[CPT];
   int64_t col_factor[CPT];
 #pragma unroll
@@ -182,7 +195,25 @@ row_stream_kernel(const T* __restrict__ src, T* __restrict__ dst, StreamArgs a) 
           rowsum += v;
         }
       };
-      if (a.vec) {
+      if (K > 0 && a.vec && n == K) {
+        // A whole window (all but edge columns): its vectors, no predicates;
+        // fast numerics with several output rows sum the row pairwise (a
+        // shorter dependency chain than left to right).
+        constexpr int NV = K > 0 ? (K + V - 1) / V : 1;
+        A vals[NV * V];
+#pragma unroll
+        for (int q = 0; q < NV; ++q) {
+          const Vec16<T> v = *reinterpret_cast<const Vec16<T>*>(e + q * V);
+#pragma unroll
+          for (int j = 0; j < V; ++j) vals[q * V + j] = lane_acc(v, j);
+        }
+        if constexpr (PYT || RM == 1) {
+#pragma unroll
+          for (int j = 0; j < (K > 0 ? K : 1); ++j) take(vals[j]);
+        } else {
+          rowsum = pairwise_sum<(K > 0 ? K : 1)>(vals);
+        }
+      } else if (a.vec) {
         constexpr int NV = K > 0 ? (K + V - 1) / V : 1;
         for (int q0 = 0; q0 < n; q0 += NV * V) {
 #pragma unroll
@@ -217,7 +248,7 @@ row_stream_kernel(const T* __restrict__ src, T* __restrict__ dst, StreamArgs a) 
   };
 
   // Stores output row oy of the segment's plane from slot q: one division.
-  auto store_row = [&](const Segment& sg, int64_t oy, const AxisWindow& rw, int q) {
+  auto store_row = [&](const Segment& sg, int oy, const AxisWindowOf<int>& rw, int q) {
     const int64_t row_factor = axis_divisor_factor(rw, a.include_pad);
     T* out = dst + (sg.plane * a.oh + oy) * a.ow + tid;
 #pragma unroll
@@ -245,23 +276,23 @@ row_stream_kernel(const T* __restrict__ src, T* __restrict__ dst, StreamArgs a) 
     // A row feeds at most one output row (stride >= kernel): per row only two
     // comparisons besides the window's loads and adds.
     const bool on[1] = {true};
-    int64_t oy = 0;
-    AxisWindow rw{0, 0, 0};
+    int oy = 0;
+    AxisWindowOf<int> rw{0, 0, 0};
     for_each_chunk(a, [&](const Segment& sg, int64_t y0, int n) {
       if (y0 == sg.y_begin) {
-        oy = sg.oy_first;
-        rw = axis_window(oy, a.h, a.kh, a.sh, a.ph);
+        oy = (int)sg.oy_first;
+        rw = row_window(oy);
       }
       mbar_wait(&full[s], phase);
       const T* row = reinterpret_cast<const T*>(smem + (size_t)s * a.stage_bytes);
       for (int r = 0; r < n; ++r, row += a.w) {
-        const int64_t y = y0 + r;
+        const int y = (int)y0 + r;
         if (y < rw.begin) continue;  // a row between windows (stride > kernel)
         add_row(row, on);
         if (y + 1 == rw.end) {
           store_row(sg, oy, rw, 0);
           ++oy;
-          rw = axis_window(oy, a.h, a.kh, a.sh, a.ph);
+          rw = row_window(oy);
         }
       }
       release_stage();
@@ -276,27 +307,27 @@ row_stream_kernel(const T* __restrict__ src, T* __restrict__ dst, StreamArgs a) 
   // reaches zero: per row a few integer comparisons (keeping the outputs a
   // row feeds as a [first, last] range cost ~270 instructions per warp and
   // row on k11 s4: 2026-11-29, docs/cuda.md log 33).
-  int left[RM];
-  int64_t slot_oy[RM];
+  int left[RM], slot_oy[RM];
 #pragma unroll
   for (int q = 0; q < RM; ++q) {
     left[q] = 0;
     slot_oy[q] = 0;
   }
-  int64_t next_oy = 0, next_begin = 0;  // the next output row to open, its first input row
+  int next_oy = 0, next_begin = 0, last_oy = 0;  // the next output row to open, its first input row
   int next_slot = 0;
   for_each_chunk(a, [&](const Segment& sg, int64_t y0, int n) {
     if (y0 == sg.y_begin) {  // a new unit: every slot is free again
-      next_oy = sg.oy_first;
-      next_begin = sg.y_begin;
-      next_slot = (int)(next_oy % a.slots);
+      next_oy = (int)sg.oy_first;
+      last_oy = (int)sg.oy_last;
+      next_begin = (int)sg.y_begin;
+      next_slot = next_oy % a.slots;
     }
     mbar_wait(&full[s], phase);
     const T* row = reinterpret_cast<const T*>(smem + (size_t)s * a.stage_bytes);
     for (int r = 0; r < n; ++r, row += a.w) {
-      const int64_t y = y0 + r;
-      while (next_oy <= sg.oy_last && next_begin == y) {  // output rows starting here
-        const AxisWindow rw = axis_window(next_oy, a.h, a.kh, a.sh, a.ph);
+      const int y = (int)y0 + r;
+      while (next_oy <= last_oy && next_begin == y) {  // output rows starting here
+        const AxisWindowOf<int> rw = row_window(next_oy);
 #pragma unroll
         for (int q = 0; q < RM; ++q) {
           if (q == next_slot) {
@@ -306,7 +337,7 @@ row_stream_kernel(const T* __restrict__ src, T* __restrict__ dst, StreamArgs a) 
         }
         ++next_oy;
         next_slot = next_slot + 1 == a.slots ? 0 : next_slot + 1;
-        next_begin = axis_window(next_oy, a.h, a.kh, a.sh, a.ph).begin;
+        next_begin = row_window(next_oy).begin;
       }
       bool on[RM], any = false;
 #pragma unroll
@@ -319,7 +350,7 @@ row_stream_kernel(const T* __restrict__ src, T* __restrict__ dst, StreamArgs a) 
 #pragma unroll
       for (int q = 0; q < RM; ++q)
         if (on[q] && --left[q] == 0)
-          store_row(sg, slot_oy[q], axis_window(slot_oy[q], a.h, a.kh, a.sh, a.ph), q);
+          store_row(sg, slot_oy[q], row_window(slot_oy[q]), q);
     }
     release_stage();
   });
@@ -342,6 +373,11 @@ bool geometry(const Problem& q, StreamArgs* a, int64_t* smem) {
   if (q.ow > (int64_t)kConsumers * kMaxColumns) {
     set_error(AVGPOOL_ERROR_UNSUPPORTED, "cuda:row_stream: %lld output columns (at most %d)",
               (long long)q.ow, kConsumers * kMaxColumns);
+    return false;
+  }
+  const int64_t axis_max = int64_t(1) << 28;  // the consumers' int row math (sums of a few stay < 2^31)
+  if (q.h >= axis_max || q.kh >= axis_max || q.sh >= axis_max || q.ph >= axis_max) {
+    set_error(AVGPOOL_ERROR_UNSUPPORTED, "cuda:row_stream: rows, kernel, stride or padding of 2^28 or more");
     return false;
   }
   const int64_t slots = q.kh <= q.sh ? 1 : ceil_div(q.kh, q.sh);
