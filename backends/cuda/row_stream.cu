@@ -4,8 +4,8 @@
 //
 // Work units are a few output rows of one plane (the seed: one output row,
 // 11 input rows = 88 KB of f32), handed round-robin over a persistent grid of
-// two blocks per SM. A unit's input rows are one contiguous byte range; a
-// producer lane streams it through a ring of shared-memory stages (~32 KB,
+// three blocks per SM. A unit's input rows are one contiguous byte range; a
+// producer lane streams it through a ring of shared-memory stages (~16 KB,
 // a few rows each) with the copy engine (cp.async.bulk, completing on an
 // mbarrier), keeping the whole ring in flight. A stage is handed back as
 // soon as its rows are consumed - not when a whole window of rows has been
@@ -38,12 +38,19 @@ constexpr int kThreads = kConsumers + 32;  // + one producer warp
 constexpr int kMaxStages = 16;
 constexpr int kMaxSlots = 6;         // output rows one input row may feed
 constexpr int kMaxColumns = 4;       // output columns per consumer thread
-// Measured on the seed case (2026-11-29, H200; docs/cuda.md, log 25-30):
-// one block per SM left its 6 working warps latency-bound (f16 seed 3.27 ms,
-// per-row work is a dependent chain); 2-4 blocks per SM all reach the
-// ring's streaming limit; 32 KB stages edge out 8 and 16 KB.
-constexpr int kBlocksPerSm = 2;
-constexpr int kStageTarget = 32 * 1024;
+// Measured (2026-11-29, H200; docs/cuda.md, log 25-30 and 36): one block
+// per SM left its 6 working warps latency-bound (f16 seed 3.27 ms, per-row
+// work is a dependent chain); on the seed 2-4 blocks per SM and 8-32 KB
+// stages all reach the ring's streaming limit, while overlapping windows
+// want the warps: k11 s4 on 1024x1024 planes 1.36 ms with 3 blocks of 16 KB
+// stages against 1.63 with 2 blocks of 32 KB.
+// Three blocks per SM (16 KB stages) where a thread keeps few accumulators:
+// one output column and 4- or 2-byte elements; two (32 KB stages) where the
+// 72 registers of three blocks would spill (4 columns, f64).
+__host__ __device__ constexpr int blocks_per_sm(int element_bytes, int columns_per_thread) {
+  return element_bytes == 8 || columns_per_thread > 1 ? 2 : 3;
+}
+__host__ __device__ constexpr int stage_target(int blocks) { return blocks == 3 ? 16 * 1024 : 32 * 1024; }
 // A unit brings ~128 KB of new input rows: the seed's single output row
 // (88 KB of f32), several where windows overlap (their kh - sh shared rows
 // are read twice, the second time mostly from L2).
@@ -108,7 +115,7 @@ __device__ __forceinline__ A pairwise_sum(const A* v) {
 }
 
 template <typename T, int K, int RM, int CPT, bool PYT>
-__global__ void __launch_bounds__(kThreads, kBlocksPerSm)
+__global__ void __launch_bounds__(kThreads, blocks_per_sm(sizeof(T), CPT))
 row_stream_kernel(const T* __restrict__ src, T* __restrict__ dst, StreamArgs a) {
   using E = Elem<T>;
   using A = typename E::acc_t;
@@ -389,9 +396,10 @@ bool geometry(const Problem& q, StreamArgs* a, int64_t* smem) {
   }
   // per block: its share of the SM less the 1 KB the runtime reserves, the
   // barriers and 16 bytes of slack for vector over-reads
+  const int blocks = blocks_per_sm((int)es, q.ow <= kConsumers ? 1 : kMaxColumns);
   const int64_t limit =
-      std::min<int64_t>(max_shared_per_block(), max_shared_per_sm() / kBlocksPerSm - 1024) - 2 * kMaxStages * 8 - 16;
-  const int64_t rows_per_stage = std::max<int64_t>(1, kStageTarget / row_bytes);
+      std::min<int64_t>(max_shared_per_block(), max_shared_per_sm() / blocks - 1024) - 2 * kMaxStages * 8 - 16;
+  const int64_t rows_per_stage = std::max<int64_t>(1, stage_target(blocks) / row_bytes);
   const int64_t stage = rows_per_stage * row_bytes;
   const int64_t stages = std::min<int64_t>(kMaxStages, limit / stage);
   if (stages < 3 || stage >= (int64_t(1) << 20)) {
@@ -413,15 +421,15 @@ bool geometry(const Problem& q, StreamArgs* a, int64_t* smem) {
 }
 
 // AUTO takes this kernel where it measured faster (2026-11-29, H200,
-// docs/cuda.md log 25-33), with wide output rows (>= 128 outputs, so that
+// docs/cuda.md log 25-36), with wide output rows (>= 128 outputs, so that
 // most consumer warps work):
 //  - stride >= kernel: seed f32 3.955 ms against 4.040 on cuda:nchw_rows;
 //    f16/bf16 pytorch numerics 2.02 against 2.14; but f16/bf16 fast
 //    numerics stay on cuda:stride_eq_kernel (1.998 against 2.021);
 //  - large overlapping windows feeding up to 3 output rows per input row:
-//    k11 s4 on 1024x1024 planes 2.135 ms against 2.220 on cuda:nchw_rows
-//    (pytorch numerics 3.10 against 3.98); not the 5x5 stride 1 windows
-//    (k5 s1 p2: 3.35 against 1.93 on cuda:generic) nor, unmeasured here,
+//    k11 s4 on 1024x1024 planes 1.36 ms against 2.22 on cuda:nchw_rows
+//    (pytorch numerics 1.56 against 3.98); not the 5x5 stride 1 windows
+//    (k5 s1 p2: 3.86 against 1.93 on cuda:generic) nor, unmeasured here,
 //    the small windows that cuda:nchw_columns walks.
 bool auto_skip(const Problem& q) {
   if (q.ow < 128) return true;
