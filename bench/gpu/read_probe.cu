@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "../../backends/cuda/bulk_copy.cuh"
+#include "read_passes.cuh"
 
 using namespace avgpool::cuda;
 
@@ -30,22 +31,6 @@ using namespace avgpool::cuda;
 __global__ void fill(float4* p, int64_t n) {
   for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x)
     p[i] = make_float4(1.f + (i & 7), 2.f, 3.f, 4.f);
-}
-
-__global__ void __launch_bounds__(256) read_gridstride(const float4* __restrict__ p, int64_t n16, float* sink) {
-  float acc = 0.f;
-  const int64_t stride = (int64_t)gridDim.x * blockDim.x;
-  int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
-  for (; i + 3 * stride < n16; i += 4 * stride) {
-    float4 a = __ldcs(p + i), b = __ldcs(p + i + stride), c = __ldcs(p + i + 2 * stride),
-           d = __ldcs(p + i + 3 * stride);
-    acc += (a.x + a.y + a.z + a.w) + (b.x + b.y + b.z + b.w) + (c.x + c.y + c.z + c.w) + (d.x + d.y + d.z + d.w);
-  }
-  for (; i < n16; i += stride) {
-    float4 a = __ldcs(p + i);
-    acc += a.x + a.y + a.z + a.w;
-  }
-  if (acc == 123.456f) sink[0] = acc;
 }
 
 // Block b reads chunks b, b + grid, ... of `chunk16` vectors; 4 loads in flight per thread.
@@ -72,6 +57,27 @@ __global__ void __launch_bounds__(256) read_chunked(const float4* __restrict__ p
 // Bulk-copy ring: one producer lane, 8 consumer warps that touch one word of
 // each stage and arrive. Work: chunks of `chunk_bytes` (round-robin over the
 // grid), each split into stages of at most `stage_bytes`.
+// The producer lane of both rings: this block's chunks, stage by stage,
+// through the bulk-copy engine.
+__device__ void produce(const char* p, int64_t chunks, int64_t chunk_bytes, int stage_bytes, int stages,
+                        unsigned char* smem, uint64_t* full, uint64_t* empty) {
+  int s = 0;
+  uint32_t phase = 0;
+  bool lapped = false;
+  for (int64_t c = blockIdx.x; c < chunks; c += gridDim.x)
+    for (int64_t o = 0; o < chunk_bytes; o += stage_bytes) {
+      const uint32_t n = (uint32_t)(chunk_bytes - o < stage_bytes ? chunk_bytes - o : stage_bytes);
+      if (lapped) mbar_wait(&empty[s], phase ^ 1);
+      mbar_arrive_expect_tx(&full[s], n);
+      bulk_copy_g2s(smem + (size_t)s * stage_bytes, p + c * chunk_bytes + o, n, &full[s]);
+      if (++s == stages) {
+        s = 0;
+        phase ^= 1;
+        lapped = true;
+      }
+    }
+}
+
 // MODE 0: consumers touch one word per stage; 1: the seed's pooling reads
 // (2048-float rows, thread t < 186 sums row[11t .. 11t+10] of each row);
 // 3: every thread reads two float4 of each row; 2 and 4-9: as 1, plus one
@@ -99,20 +105,7 @@ __global__ void __launch_bounds__(288, 2) ring(const char* __restrict__ p, int64
   int s = 0;
   uint32_t phase = 0;
   if (warp == 8) {
-    if (lane != 0) return;
-    bool lapped = false;
-    for (int64_t c = blockIdx.x; c < chunks; c += gridDim.x)
-      for (int64_t o = 0; o < chunk_bytes; o += stage_bytes) {
-        const uint32_t n = (uint32_t)(chunk_bytes - o < stage_bytes ? chunk_bytes - o : stage_bytes);
-        if (lapped) mbar_wait(&empty[s], phase ^ 1);
-        mbar_arrive_expect_tx(&full[s], n);
-        bulk_copy_g2s(smem + (size_t)s * stage_bytes, p + c * chunk_bytes + o, n, &full[s]);
-        if (++s == stages) {
-          s = 0;
-          phase ^= 1;
-          lapped = true;
-        }
-      }
+    if (lane == 0) produce(p, chunks, chunk_bytes, stage_bytes, stages, smem, full, empty);
     return;
   }
   float acc = 0.f;
@@ -181,20 +174,7 @@ __global__ void __launch_bounds__(320, 2) ring_storer(const char* __restrict__ p
   int s = 0;
   uint32_t phase = 0;
   if (warp == 8) {
-    if (lane != 0) return;
-    bool lapped = false;
-    for (int64_t c = blockIdx.x; c < chunks; c += gridDim.x)
-      for (int64_t o = 0; o < chunk_bytes; o += stage_bytes) {
-        const uint32_t n = (uint32_t)(chunk_bytes - o < stage_bytes ? chunk_bytes - o : stage_bytes);
-        if (lapped) mbar_wait(&empty[s], phase ^ 1);
-        mbar_arrive_expect_tx(&full[s], n);
-        bulk_copy_g2s(smem + (size_t)s * stage_bytes, p + c * chunk_bytes + o, n, &full[s]);
-        if (++s == stages) {
-          s = 0;
-          phase ^= 1;
-          lapped = true;
-        }
-      }
+    if (lane == 0) produce(p, chunks, chunk_bytes, stage_bytes, stages, smem, full, empty);
     return;
   }
   if (warp == 9) {  // storer
@@ -311,7 +291,7 @@ int main(int argc, char** argv) {
     CK(cudaEventElapsedTime(&ms, e0, e1));
     return ms;
   };
-  auto base = [&] { read_gridstride<<<sms * 8, 256>>>((const float4*)p, n16, sink); };
+  auto base = [&] { read_kernel<<<sms * 8, 256>>>((const float4*)p, n16, sink); };
   auto trial = [&](const char* name, auto&& f) {
     base();
     f();
