@@ -181,6 +181,7 @@ template <typename F> inline avgpool_status dispatch_dtype_flag(avgpool_dtype dt
 
 // The implementations of this backend (one per .cu file).
 extern const Impl kRowStreamImpl;
+extern const Impl kNchwVecColumnsImpl;
 extern const Impl kNchwColumnsImpl;
 extern const Impl kNchwRowsImpl;
 extern const Impl kStrideEqImpl;

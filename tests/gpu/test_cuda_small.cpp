@@ -85,14 +85,15 @@ TEST_SUITE("gpu_small") {
 
 TEST_CASE("the CUDA implementations are registered, fastest first; AUTO follows the measured choices") {
   const std::vector<std::string> names = cuda_impl_names();
-  REQUIRE(names.size() == 7);
+  REQUIRE(names.size() == 8);
   CHECK(names[0] == "cuda:row_stream");
-  CHECK(names[1] == "cuda:nchw_columns");
-  CHECK(names[2] == "cuda:generic");
-  CHECK(names[3] == "cuda:nchw_rows");
-  CHECK(names[4] == "cuda:stride_eq_kernel");
-  CHECK(names[5] == "cuda:nhwc");
-  CHECK(names[6] == "cuda:direct");
+  CHECK(names[1] == "cuda:nchw_vec_columns");
+  CHECK(names[2] == "cuda:nchw_columns");
+  CHECK(names[3] == "cuda:generic");
+  CHECK(names[4] == "cuda:nchw_rows");
+  CHECK(names[5] == "cuda:stride_eq_kernel");
+  CHECK(names[6] == "cuda:nhwc");
+  CHECK(names[7] == "cuda:direct");
   // (kernel, stride, padding, numerics) -> what AUTO picks on 2x3x64x64 f32 NCHW
   struct Want {
     int k, s, pad;
@@ -104,10 +105,13 @@ TEST_CASE("the CUDA implementations are registered, fastest first; AUTO follows 
   const Want wants[] = {
       {4, 0, 0, AVGPOOL_NUMERICS_FAST, "cuda:nchw_rows"},    // stride == kernel beyond 2x2
       {2, 0, 0, AVGPOOL_NUMERICS_FAST, "cuda:nchw_columns"}, // 2x2 stride 2
-      {3, 1, 1, AVGPOOL_NUMERICS_FAST, "cuda:nchw_columns"}, // overlapping 3x3
+      {3, 1, 1, AVGPOOL_NUMERICS_FAST, "cuda:nchw_vec_columns"}, // overlapping 3x3, 5x5 stride 1
+      {5, 1, 2, AVGPOOL_NUMERICS_FAST, "cuda:nchw_vec_columns"},
+      {3, 1, 1, AVGPOOL_NUMERICS_PYTORCH, "cuda:nchw_columns"},
+      {3, 2, 1, AVGPOOL_NUMERICS_FAST, "cuda:nchw_columns"},
       {3, 2, 1, AVGPOOL_NUMERICS_PYTORCH, "cuda:nchw_columns"},
-      {5, 1, 2, AVGPOOL_NUMERICS_FAST, "cuda:generic"},      // 5x5 and more
-      {5, 1, 2, AVGPOOL_NUMERICS_PYTORCH, "cuda:generic"},
+      {5, 1, 2, AVGPOOL_NUMERICS_PYTORCH, "cuda:generic"},      // 5x5 and more, pytorch numerics
+      {5, 2, 2, AVGPOOL_NUMERICS_FAST, "cuda:generic"},
       {11, 4, 0, AVGPOOL_NUMERICS_PYTORCH, "cuda:nchw_rows"}, // pytorch numerics beyond 5x5
       // wide rows, stride == kernel: the seed's shape of row
       {11, 0, 0, AVGPOOL_NUMERICS_FAST, "cuda:row_stream", 2048},
@@ -187,7 +191,11 @@ TEST_CASE("every golden case on every CUDA implementation") {
   }
   print_runs("golden runs", runs);
   print_runs("golden declined", declined);
-  for (const std::string& name : cuda_impl_names()) CHECK(runs[name] > 0);
+  // No golden case has cuda:nchw_vec_columns' shape (square 3/5/7 window,
+  // stride 1, a width of 16-byte multiples): its own random test below
+  // checks it against the reference.
+  for (const std::string& name : cuda_impl_names())
+    if (name != "cuda:nchw_vec_columns") CHECK(runs[name] > 0);
 }
 
 TEST_CASE("random configurations against the reference") {
@@ -219,9 +227,11 @@ TEST_CASE("random configurations against the reference") {
   print_runs("random runs", runs);
   // cuda:nchw_columns takes square 2/3/5/7 windows with row stride 1 or 2,
   // about 1 draw in 130 here: the quick suite's 60 draws may miss it (its own
-  // test below covers it in every mode).
+  // test below covers it in every mode). cuda:nchw_vec_columns' shapes
+  // (square 3/5/7 window, stride 1, fast numerics, width a multiple of 16
+  // bytes) are rarer still: its own test below.
   for (const std::string& name : cuda_impl_names())
-    if (!(quick() && name == "cuda:nchw_columns")) CHECK(runs[name] > 0);
+    if (!(quick() && name == "cuda:nchw_columns") && name != "cuda:nchw_vec_columns") CHECK(runs[name] > 0);
 }
 
 TEST_CASE("random configurations of the column walks' shapes (square 2/3/5/7, row stride 1 or 2)") {
@@ -254,6 +264,46 @@ TEST_CASE("random configurations of the column walks' shapes (square 2/3/5/7, ro
   CHECK(configs == count);
   CHECK(runs["cuda:nchw_columns"] > count / 8);
   CHECK(runs["cuda:nhwc"] > count / 8);
+}
+
+TEST_CASE("random configurations of cuda:nchw_vec_columns' shapes (square 3/5/7, stride 1, 16-byte rows)") {
+  // Every padding of each axis (outputs over the vectors or shifted from
+  // them), ceil mode, divisors, every dtype, NaN/Inf, unaligned pointers
+  // (check_all_impls); one draw in sixteen with thousands of planes, so runs
+  // are long enough for several row blocks and the ring's carry-over.
+  std::mt19937_64 rng(1618);
+  std::map<std::string, int> runs;
+  const int count = quick() ? 20 : 200;
+  int configs = 0;
+  for (int i = 0; configs < count && i < 20 * count; ++i) {
+    avgpool_params p = random_params(rng);
+    const int k = std::vector<int>{3, 5, 7}[(size_t)(rng() % 3)];
+    p.layout = AVGPOOL_LAYOUT_NCHW;
+    p.numerics = AVGPOOL_NUMERICS_FAST;
+    p.kernel_h = p.kernel_w = k;
+    p.stride_h = p.stride_w = 1;
+    p.padding_h = (int64_t)(rng() % (k / 2 + 1));
+    p.padding_w = (int64_t)(rng() % (k / 2 + 1));
+    p.w = 8 * (1 + (int64_t)(rng() % 24));  // rows of 16-byte multiples in every dtype
+    p.h = k + (int64_t)(rng() % 40);
+    if (i % 16 == 0) {
+      p.n = 32;
+      p.c = 64;
+      p.h = 64;
+      p.w = 64;
+    }
+    int64_t sn = 0, dn = 0;
+    if (!element_counts(p, &sn, &dn)) continue;
+    std::vector<char> src((size_t)(sn * element_size(p.dtype)));
+    fill_random(p.dtype, src.data(), sn, rng(), -2.0, 2.0);
+    if (i % 4 == 1) sprinkle_specials(p.dtype, src.data(), sn, 0.01, rng);
+    check_all_impls(p, src.data(), &runs, rng, i % 8 == 0);
+    ++configs;
+  }
+  printf("vector column-walk configurations: %d\n", configs);
+  print_runs("vector column-walk runs", runs);
+  CHECK(configs == count);
+  CHECK(runs["cuda:nchw_vec_columns"] > count / 2);
 }
 
 TEST_CASE("random configurations of cuda:row_stream's shapes (wide NCHW rows, 1 to 6 output rows per input row)") {
