@@ -87,6 +87,14 @@ template <bool STREAM, typename T> __device__ __forceinline__ Vec16<T> load16(co
   return out;
 }
 
+// A 16-byte vector of zeros (padding, or a load predicated off).
+template <typename T> __device__ __forceinline__ Vec16<T> zero16() {
+  Vec16<T> z;
+  const float4 f = make_float4(0.f, 0.f, 0.f, 0.f);
+  memcpy(&z, &f, sizeof z);
+  return z;
+}
+
 // The division PyTorch does: one true (IEEE, correctly rounded) division of
 // the accumulator by the integer divisor converted to the accumulator type.
 // A window with no input (impossible while padding <= kernel / 2) gives 0.

@@ -110,8 +110,10 @@ TEST_CASE("the CUDA implementations are registered, fastest first; AUTO follows 
       {3, 1, 1, AVGPOOL_NUMERICS_PYTORCH, "cuda:nchw_columns"},
       {3, 2, 1, AVGPOOL_NUMERICS_FAST, "cuda:nchw_columns"},
       {3, 2, 1, AVGPOOL_NUMERICS_PYTORCH, "cuda:nchw_columns"},
-      {5, 1, 2, AVGPOOL_NUMERICS_PYTORCH, "cuda:generic"},      // 5x5 and more, pytorch numerics
-      {5, 2, 2, AVGPOOL_NUMERICS_FAST, "cuda:generic"},
+      {5, 1, 2, AVGPOOL_NUMERICS_PYTORCH, "cuda:nchw_columns"},
+      {5, 2, 2, AVGPOOL_NUMERICS_FAST, "cuda:nchw_columns"},
+      {7, 1, 3, AVGPOOL_NUMERICS_FAST, "cuda:nchw_vec_columns"},
+      {7, 2, 3, AVGPOOL_NUMERICS_FAST, "cuda:generic"},          // 7x7 beyond stride 1
       {11, 4, 0, AVGPOOL_NUMERICS_PYTORCH, "cuda:nchw_rows"}, // pytorch numerics beyond 5x5
       // wide rows, stride == kernel: the seed's shape of row
       {11, 0, 0, AVGPOOL_NUMERICS_FAST, "cuda:row_stream", 2048},
