@@ -193,6 +193,7 @@ extern const Impl kNchwVecColumnsImpl;
 extern const Impl kNchwColumnsImpl;
 extern const Impl kNchwRowsImpl;
 extern const Impl kStrideEqImpl;
+extern const Impl kNhwcStreamImpl;
 extern const Impl kNhwcImpl;
 extern const Impl kGenericImpl;
 extern const Impl kDirectImpl;

@@ -14,7 +14,7 @@ namespace avgpool {
 namespace {
 const Impl* const kCudaImpls[] = {&cuda::kRowStreamImpl, &cuda::kNchwVecColumnsImpl, &cuda::kNchwColumnsImpl,
                                   &cuda::kGenericImpl,   &cuda::kNchwRowsImpl,        &cuda::kStrideEqImpl,
-                                  &cuda::kNhwcImpl,      &cuda::kDirectImpl};
+                                  &cuda::kNhwcStreamImpl, &cuda::kNhwcImpl,      &cuda::kDirectImpl};
 }
 
 ImplList cuda_impls() { return ImplList{kCudaImpls, sizeof kCudaImpls / sizeof kCudaImpls[0]}; }

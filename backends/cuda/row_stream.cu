@@ -22,11 +22,12 @@
 // numerics add a row's window sum once per output row instead of each
 // element. When a row feeds one output row (stride >= kernel) the per-row
 // bookkeeping is two comparisons; otherwise each open output row keeps a
-// count of the input rows it still needs, in a static slot.
+// count of the input rows it still needs, in a static slot. The ring and the
+// open output rows are stream_rows.cuh's, shared with cuda:nhwc_stream.
 #include <algorithm>
 
-#include "bulk_copy.cuh"
 #include "common.cuh"
+#include "stream_rows.cuh"
 
 namespace avgpool {
 namespace cuda {
@@ -35,7 +36,6 @@ namespace {
 constexpr int kConsumerWarps = 8;
 constexpr int kConsumers = kConsumerWarps * 32;
 constexpr int kThreads = kConsumers + 32;  // + one producer warp
-constexpr int kMaxStages = 16;
 constexpr int kMaxSlots = 6;         // output rows one input row may feed
 constexpr int kMaxColumns = 4;       // output columns per consumer thread
 // Measured (2026-11-29, H200; docs/cuda.md, log 25-30 and 36): one block
@@ -104,16 +104,6 @@ __device__ __forceinline__ void for_each_chunk(const StreamArgs& a, F&& f) {
   }
 }
 
-// v[0] + ... + v[N-1] as a balanced tree (fast numerics only).
-template <int N, typename A>
-__device__ __forceinline__ A pairwise_sum(const A* v) {
-  if constexpr (N == 1) {
-    return v[0];
-  } else {
-    return pairwise_sum<N / 2>(v) + pairwise_sum<N - N / 2>(v + N / 2);
-  }
-}
-
 template <typename T, int K, int RM, int CPT, bool PYT>
 __global__ void __launch_bounds__(kThreads, blocks_per_sm(sizeof(T), CPT))
 row_stream_kernel(const T* __restrict__ src, T* __restrict__ dst, StreamArgs a) {
@@ -121,38 +111,24 @@ row_stream_kernel(const T* __restrict__ src, T* __restrict__ dst, StreamArgs a) 
   using A = typename E::acc_t;
   constexpr int V = vec_of<T>();
   extern __shared__ __align__(128) unsigned char smem[];
-  __shared__ uint64_t full[kMaxStages], empty[kMaxStages];
+  __shared__ uint64_t full[kMaxRingStages], empty[kMaxRingStages];
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
   // Warps with no output column leave at once; the others release stages.
   const int64_t used_warps = (a.ow + 31) / 32;
   const int consumer_warps = (int)(used_warps < kConsumerWarps ? used_warps : kConsumerWarps);
 
-  if (tid == 0) {
-    for (int s = 0; s < a.stages; ++s) {
-      mbar_init(&full[s], 1);
-      mbar_init(&empty[s], (uint32_t)consumer_warps * 32);
-    }
-    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-  }
-  __syncthreads();
+  ring_init(full, empty, a.stages, consumer_warps * 32);
 
   if (warp == kConsumerWarps) {
     // ---- producer: one lane streams the block's rows through the ring ----------
     if (lane != 0) return;
     const uint32_t row_bytes = (uint32_t)(a.w * (int64_t)sizeof(T));
-    int s = 0;
-    uint32_t phase = 0;  // of the lap through the ring; the first lap waits for nothing
-    bool lapped = false;
+    RingCursor ring(a.stages);
     for_each_chunk(a, [&](const Segment& sg, int64_t y0, int n) {
-      if (lapped) mbar_wait(&empty[s], phase ^ 1);
-      mbar_arrive_expect_tx(&full[s], row_bytes * (uint32_t)n);
-      bulk_copy_g2s(smem + (size_t)s * a.stage_bytes, src + (sg.plane * a.h + y0) * a.w,
-                    row_bytes * (uint32_t)n, &full[s]);
-      if (++s == a.stages) {
-        s = 0;
-        phase ^= 1;
-        lapped = true;
-      }
+      ring_fill_begin(full, empty, ring, row_bytes * (uint32_t)n);
+      bulk_copy_g2s(smem + (size_t)ring.s * a.stage_bytes, src + (sg.plane * a.h + y0) * a.w,
+                    row_bytes * (uint32_t)n, &full[ring.s]);
+      ring.advance();
     });
     return;
   }
@@ -160,9 +136,8 @@ row_stream_kernel(const T* __restrict__ src, T* __restrict__ dst, StreamArgs a) 
 
   // ---- consumers ------------------------------------------------------------------
   const int64_t kw = K > 0 ? K : a.kw;
-  // Row windows in int (geometry: axes below 2^30): fewer instructions per row.
+  // Row windows in int (geometry: axes below 2^28): fewer instructions per row.
   const int h = (int)a.h, kh = (int)a.kh, sh = (int)a.sh, ph = (int)a.ph;
-  auto row_window = [&](int oy) { return axis_window_of<int>(oy, h, kh, sh, ph); };
   int col_begin[CPT], col_count[CPT];
   int64_t col_factor[CPT];
 #pragma unroll
@@ -267,99 +242,24 @@ row_stream_kernel(const T* __restrict__ src, T* __restrict__ dst, StreamArgs a) 
     }
   };
 
-  int s = 0;
-  uint32_t phase = 0;
-  // Every consumer thread arrives after its own reads of the stage (a lane
-  // arriving for its warp after __syncwarp was flagged by racecheck).
-  auto release_stage = [&]() {
-    mbar_arrive(&empty[s]);
-    if (++s == a.stages) {
-      s = 0;
-      phase ^= 1;
-    }
-  };
-
-  if constexpr (RM == 1) {
-    // A row feeds at most one output row (stride >= kernel): per row only two
-    // comparisons besides the window's loads and adds.
-    const bool on[1] = {true};
-    int oy = 0;
-    AxisWindowOf<int> rw{0, 0, 0};
-    for_each_chunk(a, [&](const Segment& sg, int64_t y0, int n) {
-      if (y0 == sg.y_begin) {
-        oy = (int)sg.oy_first;
-        rw = row_window(oy);
-      }
-      mbar_wait(&full[s], phase);
-      const T* row = reinterpret_cast<const T*>(smem + (size_t)s * a.stage_bytes);
-      for (int r = 0; r < n; ++r, row += a.w) {
-        const int y = (int)y0 + r;
-        if (y < rw.begin) continue;  // a row between windows (stride > kernel)
-        add_row(row, on);
-        if (y + 1 == rw.end) {
-          store_row(sg, oy, rw, 0);
-          ++oy;
-          rw = row_window(oy);
-        }
-      }
-      release_stage();
-    });
-    return;
-  }
-
-  // Open output rows, one per slot (oy % slots; at most `slots` consecutive
-  // output rows are open at once, so they never share one): the input rows
-  // still to add (0: the slot is free) and the output row. An output row
-  // opens at its first input row and is divided and stored when its count
-  // reaches zero: per row a few integer comparisons (keeping the outputs a
-  // row feeds as a [first, last] range cost ~270 instructions per warp and
-  // row on k11 s4: 2026-11-29, docs/cuda.md log 33).
-  int left[RM], slot_oy[RM];
-#pragma unroll
-  for (int q = 0; q < RM; ++q) {
-    left[q] = 0;
-    slot_oy[q] = 0;
-  }
-  int next_oy = 0, next_begin = 0, last_oy = 0;  // the next output row to open, its first input row
-  int next_slot = 0;
+  // Output rows open while their input rows stream by (stream_rows.cuh).
+  OpenRows<RM> rows(h, kh, sh, ph, a.slots);
+  RingCursor ring(a.stages);
   for_each_chunk(a, [&](const Segment& sg, int64_t y0, int n) {
-    if (y0 == sg.y_begin) {  // a new unit: every slot is free again
-      next_oy = (int)sg.oy_first;
-      last_oy = (int)sg.oy_last;
-      next_begin = (int)sg.y_begin;
-      next_slot = next_oy % a.slots;
-    }
-    mbar_wait(&full[s], phase);
-    const T* row = reinterpret_cast<const T*>(smem + (size_t)s * a.stage_bytes);
+    if (y0 == sg.y_begin) rows.start((int)sg.oy_first, (int)sg.oy_last, (int)sg.y_begin);
+    mbar_wait(&full[ring.s], ring.phase);
+    const T* row = reinterpret_cast<const T*>(smem + (size_t)ring.s * a.stage_bytes);
     for (int r = 0; r < n; ++r, row += a.w) {
       const int y = (int)y0 + r;
-      while (next_oy <= last_oy && next_begin == y) {  // output rows starting here
-        const AxisWindowOf<int> rw = row_window(next_oy);
-#pragma unroll
-        for (int q = 0; q < RM; ++q) {
-          if (q == next_slot) {
-            left[q] = (int)(rw.end - rw.begin);
-            slot_oy[q] = next_oy;
-          }
-        }
-        ++next_oy;
-        next_slot = next_slot + 1 == a.slots ? 0 : next_slot + 1;
-        next_begin = row_window(next_oy).begin;
-      }
-      bool on[RM], any = false;
-#pragma unroll
-      for (int q = 0; q < RM; ++q) {
-        on[q] = left[q] > 0;
-        any = any || on[q];
-      }
-      if (!any) continue;  // a row between windows (stride > kernel)
+      bool on[RM];
+      if (!rows.feed(y, on)) continue;
       add_row(row, on);
-#pragma unroll
-      for (int q = 0; q < RM; ++q)
-        if (on[q] && --left[q] == 0)
-          store_row(sg, slot_oy[q], row_window(slot_oy[q]), q);
+      rows.retire(y, on, [&](int q, int oy, const AxisWindowOf<int>& rw) { store_row(sg, oy, rw, q); });
     }
-    release_stage();
+    // every consumer thread arrives after its own reads of the stage (a lane
+    // arriving for its warp after __syncwarp was flagged by racecheck)
+    mbar_arrive(&empty[ring.s]);
+    ring.advance();
   });
 }
 
@@ -398,10 +298,10 @@ bool geometry(const Problem& q, StreamArgs* a, int64_t* smem) {
   // barriers and 16 bytes of slack for vector over-reads
   const int blocks = blocks_per_sm((int)es, q.ow <= kConsumers ? 1 : kMaxColumns);
   const int64_t limit =
-      std::min<int64_t>(max_shared_per_block(), max_shared_per_sm() / blocks - 1024) - 2 * kMaxStages * 8 - 16;
+      std::min<int64_t>(max_shared_per_block(), max_shared_per_sm() / blocks - 1024) - 2 * kMaxRingStages * 8 - 16;
   const int64_t rows_per_stage = std::max<int64_t>(1, stage_target(blocks) / row_bytes);
   const int64_t stage = rows_per_stage * row_bytes;
-  const int64_t stages = std::min<int64_t>(kMaxStages, limit / stage);
+  const int64_t stages = std::min<int64_t>(kMaxRingStages, limit / stage);
   if (stages < 3 || stage >= (int64_t(1) << 20)) {
     set_error(AVGPOOL_ERROR_UNSUPPORTED,
               "cuda:row_stream: rows of %lld bytes do not fit three times in shared memory",

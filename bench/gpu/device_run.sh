@@ -19,6 +19,9 @@ if [[ $what == bench || $what == all ]]; then
   for impl in cuda:stride_eq_kernel cuda:generic cuda:nchw_rows cuda:row_stream cuda:nchw_vec_columns cuda:nchw_columns; do
     timeout 60 $B/bench/gpu/avgpool_gpu_bench --only nchw --impl $impl --reps 10 2>&1 | grep -vE "^device|^cuDNN|^copy" | tee -a $OUT/bench-forced.log
   done
+  for impl in cuda:nhwc cuda:nhwc_stream; do
+    timeout 60 $B/bench/gpu/avgpool_gpu_bench --only nhwc --impl $impl --reps 10 2>&1 | grep -vE "^device|^cuDNN|^copy" | tee -a $OUT/bench-forced.log
+  done
   timeout 200 python3 $B/bench/gpu/torch_compare.py $B/libavgpool.so --json $OUT/torch.json 2>&1 | tee $OUT/torch.log
 fi
 if [[ $what == sanitize || $what == all ]]; then

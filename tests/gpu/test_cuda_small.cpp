@@ -85,15 +85,16 @@ TEST_SUITE("gpu_small") {
 
 TEST_CASE("the CUDA implementations are registered, fastest first; AUTO follows the measured choices") {
   const std::vector<std::string> names = cuda_impl_names();
-  REQUIRE(names.size() == 8);
+  REQUIRE(names.size() == 9);
   CHECK(names[0] == "cuda:row_stream");
   CHECK(names[1] == "cuda:nchw_vec_columns");
   CHECK(names[2] == "cuda:nchw_columns");
   CHECK(names[3] == "cuda:generic");
   CHECK(names[4] == "cuda:nchw_rows");
   CHECK(names[5] == "cuda:stride_eq_kernel");
-  CHECK(names[6] == "cuda:nhwc");
-  CHECK(names[7] == "cuda:direct");
+  CHECK(names[6] == "cuda:nhwc_stream");
+  CHECK(names[7] == "cuda:nhwc");
+  CHECK(names[8] == "cuda:direct");
   // (kernel, stride, padding, numerics) -> what AUTO picks on 2x3x64x64 f32 NCHW
   struct Want {
     int k, s, pad;
@@ -101,7 +102,11 @@ TEST_CASE("the CUDA implementations are registered, fastest first; AUTO follows 
     const char* impl;
     int64_t w = 64;
     avgpool_dtype dtype = AVGPOOL_DTYPE_F32;
+    int64_t c = 3;
+    avgpool_layout layout = AVGPOOL_LAYOUT_NCHW;
   };
+  const avgpool_dtype f32 = AVGPOOL_DTYPE_F32;
+  const avgpool_layout nhwc = AVGPOOL_LAYOUT_NHWC;
   const Want wants[] = {
       {4, 0, 0, AVGPOOL_NUMERICS_FAST, "cuda:nchw_rows"},    // stride == kernel beyond 2x2
       {2, 0, 0, AVGPOOL_NUMERICS_FAST, "cuda:nchw_columns"}, // 2x2 stride 2
@@ -122,12 +127,25 @@ TEST_CASE("the CUDA implementations are registered, fastest first; AUTO follows 
       {11, 0, 0, AVGPOOL_NUMERICS_FAST, "cuda:stride_eq_kernel", 2048, AVGPOOL_DTYPE_BF16},
       {11, 4, 0, AVGPOOL_NUMERICS_FAST, "cuda:row_stream", 1024},     // large overlapping windows
       {11, 4, 0, AVGPOOL_NUMERICS_PYTORCH, "cuda:row_stream", 1024},
+      // NHWC: tiles streamed through shared memory where channels come in
+      // 16-byte groups; the column walk keeps fast 3x3 stride 2
+      {3, 1, 1, AVGPOOL_NUMERICS_FAST, "cuda:nhwc_stream", 64, f32, 64, nhwc},
+      {3, 1, 1, AVGPOOL_NUMERICS_PYTORCH, "cuda:nhwc_stream", 64, f32, 64, nhwc},
+      {5, 1, 2, AVGPOOL_NUMERICS_FAST, "cuda:nhwc_stream", 64, f32, 64, nhwc},
+      {2, 0, 0, AVGPOOL_NUMERICS_FAST, "cuda:nhwc_stream", 64, f32, 64, nhwc},
+      {11, 4, 0, AVGPOOL_NUMERICS_FAST, "cuda:nhwc_stream", 64, f32, 64, nhwc},
+      {11, 4, 0, AVGPOOL_NUMERICS_PYTORCH, "cuda:nhwc_stream", 64, AVGPOOL_DTYPE_F16, 64, nhwc},
+      {3, 2, 1, AVGPOOL_NUMERICS_FAST, "cuda:nhwc", 64, f32, 64, nhwc},
+      {3, 2, 1, AVGPOOL_NUMERICS_PYTORCH, "cuda:nhwc_stream", 64, f32, 64, nhwc},
+      {3, 1, 1, AVGPOOL_NUMERICS_FAST, "cuda:nhwc", 64, f32, 3, nhwc},     // 12-byte pixels
+      {11, 0, 0, AVGPOOL_NUMERICS_FAST, "cuda:nhwc", 2048, f32, 64, nhwc}, // a tile's rows too wide
   };
   for (const Want& w : wants) {
     avgpool_params p;
     avgpool_params_init(&p);
-    p.n = 2; p.c = 3; p.h = 64; p.w = w.w;
+    p.n = 2; p.c = w.c; p.h = 64; p.w = w.w;
     p.dtype = w.dtype;
+    p.layout = w.layout;
     p.kernel_h = p.kernel_w = w.k;
     p.stride_h = p.stride_w = w.s;
     p.padding_h = p.padding_w = w.pad;
@@ -138,6 +156,8 @@ TEST_CASE("the CUDA implementations are registered, fastest first; AUTO follows 
     avgpool_plan_impl_name(plan, &name);
     CAPTURE(w.k);
     CAPTURE(w.s);
+    CAPTURE(w.c);
+    CAPTURE((int)w.layout);
     CHECK(std::string(name) == w.impl);
     avgpool_plan_destroy(plan);
   }
@@ -306,6 +326,43 @@ TEST_CASE("random configurations of cuda:nchw_vec_columns' shapes (square 3/5/7,
   print_runs("vector column-walk runs", runs);
   CHECK(configs == count);
   CHECK(runs["cuda:nchw_vec_columns"] > count / 2);
+}
+
+TEST_CASE("random configurations of cuda:nhwc_stream's shapes (NHWC, 16-byte channel groups)") {
+  // Channels in 16-byte groups for every dtype (multiples of 8), from one
+  // group to thousands (two items per thread, tiles of one column), every
+  // slot count, padding, ceil, divisors, both numerics, NaN/Inf, unaligned
+  // pointers (check_all_impls: they fall back to cuda:nhwc).
+  std::mt19937_64 rng(4669);
+  std::map<std::string, int> runs;
+  const int count = quick() ? 20 : 200;
+  int configs = 0;
+  for (int i = 0; configs < count && i < 20 * count; ++i) {
+    avgpool_params p = random_params(rng);
+    p.layout = AVGPOOL_LAYOUT_NHWC;
+    p.n = 1 + (int64_t)(rng() % 3);
+    p.c = 8 * std::vector<int64_t>{1, 2, 3, 8, 16, 32, 128, 256}[(size_t)(rng() % 8)];
+    p.kernel_h = 1 + (int64_t)(rng() % 13);
+    p.kernel_w = 1 + (int64_t)(rng() % 13);
+    p.stride_h = 1 + (int64_t)(rng() % 14);
+    p.stride_w = 1 + (int64_t)(rng() % 14);
+    p.padding_h = (int64_t)(rng() % (p.kernel_h / 2 + 1));
+    p.padding_w = (int64_t)(rng() % (p.kernel_w / 2 + 1));
+    const int64_t extra = p.c >= 1024 ? 12 : 70;
+    p.h = p.kernel_h + (int64_t)(rng() % extra);
+    p.w = p.kernel_w + (int64_t)(rng() % extra);
+    int64_t sn = 0, dn = 0;
+    if (!element_counts(p, &sn, &dn)) continue;
+    std::vector<char> src((size_t)(sn * element_size(p.dtype)));
+    fill_random(p.dtype, src.data(), sn, rng(), -2.0, 2.0);
+    if (i % 4 == 2) sprinkle_specials(p.dtype, src.data(), sn, 0.01, rng);
+    check_all_impls(p, src.data(), &runs, rng, i % 8 == 0);
+    ++configs;
+  }
+  printf("nhwc-stream configurations: %d\n", configs);
+  print_runs("nhwc-stream runs", runs);
+  CHECK(configs == count);
+  CHECK(runs["cuda:nhwc_stream"] > count / 2);
 }
 
 TEST_CASE("random configurations of cuda:row_stream's shapes (wide NCHW rows, 1 to 6 output rows per input row)") {

@@ -1,0 +1,421 @@
+// cuda:nhwc_stream - NHWC (channels_last) with 16-byte channel groups: any
+// kernel, stride, padding, ceil_mode and divisor while an input row feeds at
+// most 6 output rows and a tile's input rows fit three times in shared
+// memory. Both numerics (PyTorch's order, bitwise).
+//
+// cuda:row_stream's scheme on NHWC tiles. An NHWC image row is W * C
+// contiguous elements, too wide to stage whole, so a work unit is a band of
+// output rows times a tile of output columns of one image; the input pixels
+// under a tile's columns are one contiguous run of each input row. A producer
+// lane streams those runs, a band's rows in order, through a ring of
+// shared-memory stages with the copy engine (cp.async.bulk), so each input
+// byte crosses DRAM about once and the loads run ahead of the sums by the
+// whole ring. Consumer threads each own (output column, 16-byte channel
+// group) items of the tile: a row's window for an item is kw vectors at a
+// pixel stride in shared memory (16 bytes per lane, conflict-free), summed
+// into the accumulators of the output rows the row feeds (stream_rows.cuh).
+// Rows then columns, one accumulator per output, one division: PyTorch's
+// order in pytorch numerics; fast numerics sum a row's window once and add
+// it to each open output row.
+#include <algorithm>
+
+#include "common.cuh"
+#include "stream_rows.cuh"
+
+namespace avgpool {
+namespace cuda {
+namespace {
+
+constexpr int kConsumerWarps = 8;
+constexpr int kConsumers = kConsumerWarps * 32;
+constexpr int kThreads = kConsumers + 32;  // + one producer warp
+constexpr int kMaxSlots = 6;               // output rows one input row may feed
+constexpr int kMaxItems = 2;               // (output column, channel group) items per consumer thread
+
+// As cuda:row_stream: three blocks per SM with ~16 KB stages while a
+// thread's registers allow (f32, one item, no pytorch-order window of 7 or
+// more pixels held at once); else two, with ~32 KB stages (the registers of
+// three blocks spilled there).
+__host__ __device__ constexpr int blocks_per_sm(int element_bytes, int items_per_thread, bool pytorch_order,
+                                                int width) {
+  return element_bytes == 4 && items_per_thread == 1 && !(pytorch_order && width >= 7) ? 3 : 2;
+}
+// The compile-time window width and slot count the launcher picks for the
+// measured overlapping shapes (11 with stride 4, 5 and 3 with stride 1);
+// width 0: the runtime-width loop.
+struct Compiled {
+  int width, slots;
+};
+__host__ __device__ constexpr Compiled compiled_for(int64_t kw, int64_t slots) {
+  return kw == 11 && slots > 1 && slots <= 3 ? Compiled{11, 3}
+         : kw == 5 && slots == 5             ? Compiled{5, 5}
+         : kw == 3 && slots > 1 && slots <= 3 ? Compiled{3, 3}
+         : Compiled{0, slots == 1 ? 1 : slots <= 3 ? 3 : kMaxSlots};
+}
+__host__ __device__ constexpr int stage_target(int blocks) { return blocks == 3 ? 16 * 1024 : 32 * 1024; }
+
+struct NhwcStreamArgs {
+  int64_t planes, h, w, oh, ow, kh, kw, sh, sw, ph, pw, divisor_override;
+  bool include_pad;
+  int64_t c;           // channels (a multiple of the 16-byte vector)
+  int cg;              // 16-byte channel groups per pixel
+  int tile_ox;         // output columns per unit
+  int tiles;           // column tiles per output row
+  int band_oy;         // output rows per unit
+  int bands;           // bands per image
+  int64_t total_units; // images * bands * tiles
+  int pitch;           // bytes between staged rows: the widest tile's input run
+  int rows_per_stage, stages, stage_bytes, slots;
+};
+
+// A work unit: output rows [oy_first, oy_last] and columns [ox0, ox1) of
+// image n; the input rows [y_begin, y_end) and pixel columns [x_lo, x_hi)
+// under them.
+struct Unit {
+  int64_t n;
+  int oy_first, oy_last, y_begin, y_end, ox0, ox1, x_lo, x_hi;
+};
+
+// Tiles vary fastest, then bands: the blocks working at one time read
+// neighbouring tiles of the same rows (their shared edge pixels hit L2).
+__device__ __forceinline__ Unit unit_of(const NhwcStreamArgs& a, int64_t u) {
+  Unit t;
+  const int tile = (int)(u % a.tiles);
+  const int64_t rest = u / a.tiles;
+  const int band = (int)(rest % a.bands);
+  t.n = rest / a.bands;
+  const int h = (int)a.h, w = (int)a.w, oh = (int)a.oh, ow = (int)a.ow;
+  t.oy_first = band * a.band_oy;
+  t.oy_last = min(t.oy_first + a.band_oy, oh) - 1;
+  t.y_begin = axis_window_of<int>(t.oy_first, h, (int)a.kh, (int)a.sh, (int)a.ph).begin;
+  t.y_end = axis_window_of<int>(t.oy_last, h, (int)a.kh, (int)a.sh, (int)a.ph).end;
+  t.ox0 = tile * a.tile_ox;
+  t.ox1 = min(t.ox0 + a.tile_ox, ow);
+  t.x_lo = axis_window_of<int>(t.ox0, w, (int)a.kw, (int)a.sw, (int)a.pw).begin;
+  t.x_hi = axis_window_of<int>(t.ox1 - 1, w, (int)a.kw, (int)a.sw, (int)a.pw).end;
+  return t;
+}
+
+// Calls f(unit, y0, rows) for each stage-sized run of input rows of this
+// block's units, in order; producer and consumers walk the same sequence.
+template <typename F>
+__device__ __forceinline__ void for_each_stage(const NhwcStreamArgs& a, F&& f) {
+  for (int64_t u = blockIdx.x; u < a.total_units; u += gridDim.x) {
+    const Unit t = unit_of(a, u);
+    for (int y0 = t.y_begin; y0 < t.y_end; y0 += a.rows_per_stage)
+      f(t, y0, min(a.rows_per_stage, t.y_end - y0));
+  }
+}
+
+template <typename T, int K, int RM, int CPT, bool PYT>
+__global__ void __launch_bounds__(kThreads, blocks_per_sm(sizeof(T), CPT, PYT, K))
+nhwc_stream_kernel(const T* __restrict__ src, T* __restrict__ dst, NhwcStreamArgs a) {
+  using E = Elem<T>;
+  using A = typename E::acc_t;
+  constexpr int V = vec_of<T>();
+  extern __shared__ __align__(128) unsigned char smem[];
+  __shared__ uint64_t full[kMaxRingStages], empty[kMaxRingStages];
+  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+  // Warps with no item leave at once; the others release stages.
+  const int items = a.tile_ox * a.cg;
+  const int consumer_warps = min(kConsumerWarps, (items + 31) / 32);
+  ring_init(full, empty, a.stages, consumer_warps * 32);
+
+  const int64_t pixel_bytes = a.c * (int64_t)sizeof(T);
+  if (warp == kConsumerWarps) {
+    // ---- producer: one lane streams the tiles' input runs through the ring ----
+    if (lane != 0) return;
+    RingCursor ring(a.stages);
+    for_each_stage(a, [&](const Unit& t, int y0, int rows) {
+      const uint32_t run_bytes = (uint32_t)((t.x_hi - t.x_lo) * pixel_bytes);
+      ring_fill_begin(full, empty, ring, run_bytes * (uint32_t)rows);
+      unsigned char* stage = smem + (size_t)ring.s * a.stage_bytes;
+      for (int r = 0; r < rows; ++r)
+        bulk_copy_g2s(stage + (size_t)r * a.pitch, src + ((t.n * a.h + y0 + r) * a.w + t.x_lo) * a.c, run_bytes,
+                      &full[ring.s]);
+      ring.advance();
+    });
+    return;
+  }
+  if (warp >= consumer_warps) return;
+
+  // ---- consumers --------------------------------------------------------------------
+  const int kw = K > 0 ? K : (int)a.kw;
+  const int c = (int)a.c;  // pixel stride in elements (C * V bytes < 2^31: accepts)
+  int col_off[CPT], col_count[CPT], col_factor[CPT], out_off[CPT];
+  A acc[RM][CPT][V];
+#pragma unroll
+  for (int r = 0; r < RM; ++r)
+#pragma unroll
+    for (int i = 0; i < CPT; ++i)
+#pragma unroll
+      for (int j = 0; j < V; ++j) acc[r][i][j] = A(0);
+
+  // Adds item i's window of one staged row to the accumulators of the slots
+  // that are on, left to right. Compile-time widths load the whole window
+  // first, zeros past a clipped edge: adding +0 leaves an accumulator's bits
+  // unchanged (it starts at +0 and so is never -0), and per-slot branches on
+  // loaded registers keep the compiler from re-reading shared memory per
+  // slot and lane (it did: 132 scalar loads a row).
+  auto add_row = [&](const T* row, const bool (&on)[RM]) {
+#pragma unroll
+    for (int i = 0; i < CPT; ++i) {
+      const int n = col_count[i];
+      if (n == 0) continue;
+      const T* e = row + col_off[i];
+      if constexpr (K > 0) {
+        if constexpr (!PYT && RM > 1) {
+          // fast numerics, several open rows: the row's window sum once,
+          // then added to each
+          A rowsum[V];
+#pragma unroll
+          for (int x = 0; x < K; ++x) {
+            const Vec16<T> v = x < n ? *reinterpret_cast<const Vec16<T>*>(e + x * c) : zero16<T>();
+#pragma unroll
+            for (int j = 0; j < V; ++j) rowsum[j] = x == 0 ? lane_acc(v, j) : rowsum[j] + lane_acc(v, j);
+          }
+#pragma unroll
+          for (int r = 0; r < RM; ++r)
+            if (on[r]) {
+#pragma unroll
+              for (int j = 0; j < V; ++j) acc[r][i][j] += rowsum[j];
+            }
+        } else {
+          Vec16<T> v[K];
+#pragma unroll
+          for (int x = 0; x < K; ++x) v[x] = x < n ? *reinterpret_cast<const Vec16<T>*>(e + x * c) : zero16<T>();
+#pragma unroll
+          for (int r = 0; r < RM; ++r)
+            if (on[r]) {
+#pragma unroll
+              for (int x = 0; x < K; ++x)
+#pragma unroll
+                for (int j = 0; j < V; ++j) acc[r][i][j] += lane_acc(v[x], j);
+            }
+        }
+      } else {
+        for (int x = 0; x < n; ++x) {
+          const Vec16<T> v = *reinterpret_cast<const Vec16<T>*>(e + x * c);
+#pragma unroll
+          for (int r = 0; r < RM; ++r)
+            if (on[r]) {
+#pragma unroll
+              for (int j = 0; j < V; ++j) acc[r][i][j] += lane_acc(v, j);
+            }
+        }
+      }
+    }
+  };
+
+  OpenRows<RM> rows((int)a.h, (int)a.kh, (int)a.sh, (int)a.ph, a.slots);
+  RingCursor ring(a.stages);
+  int64_t out_row0 = 0;  // element offset of output row 0 of the unit's image
+  for_each_stage(a, [&](const Unit& t, int y0, int nrows) {
+    if (y0 == t.y_begin) {  // a new unit: its items' windows
+      rows.start(t.oy_first, t.oy_last, t.y_begin);
+      out_row0 = t.n * a.oh * a.ow * a.c;
+#pragma unroll
+      for (int i = 0; i < CPT; ++i) {
+        const int it = tid + i * kConsumers;
+        const int oxl = it / a.cg, g = it - oxl * a.cg;
+        const int ox = t.ox0 + oxl;
+        const AxisWindowOf<int> cw = axis_window_of<int>(ox, (int)a.w, kw, (int)a.sw, (int)a.pw);
+        const bool mine = it < items && ox < t.ox1;
+        col_off[i] = (cw.begin - t.x_lo) * c + g * V;
+        col_count[i] = mine ? cw.end - cw.begin : 0;  // 0: nothing summed, nothing stored
+        col_factor[i] = axis_divisor_factor(cw, a.include_pad);
+        out_off[i] = ox * c + g * V;
+      }
+    }
+    mbar_wait(&full[ring.s], ring.phase);
+    const unsigned char* stage = smem + (size_t)ring.s * a.stage_bytes;
+    for (int r = 0; r < nrows; ++r) {
+      const int y = y0 + r;
+      bool on[RM];
+      if (!rows.feed(y, on)) continue;
+      add_row(reinterpret_cast<const T*>(stage + (size_t)r * a.pitch), on);
+      rows.retire(y, on, [&](int q, int oy, const AxisWindowOf<int>& rw) {
+        const int64_t row_factor = axis_divisor_factor(rw, a.include_pad);
+        T* out = dst + out_row0 + (int64_t)oy * a.ow * a.c;
+#pragma unroll
+        for (int i = 0; i < CPT; ++i) {
+          if (col_count[i] == 0) continue;
+          const A div = static_cast<A>(divisor_from_factors(row_factor, col_factor[i], a.divisor_override));
+          Vec16<T> o;
+#pragma unroll
+          for (int j = 0; j < V; ++j) {
+            o.v[j] = E::from_acc(acc[q][i][j] / div);
+            acc[q][i][j] = A(0);
+          }
+          *reinterpret_cast<Vec16<T>*>(out + out_off[i]) = o;
+        }
+      });
+    }
+    // every consumer thread arrives after its own reads of the stage
+    mbar_arrive(&empty[ring.s]);
+    ring.advance();
+  });
+}
+
+// ---- host ------------------------------------------------------------------------------
+bool geometry(const Problem& q, NhwcStreamArgs* a, int64_t* smem) {
+  const int64_t es = q.element_size, V = 16 / es;
+  if (q.layout != AVGPOOL_LAYOUT_NHWC) {
+    set_error(AVGPOOL_ERROR_UNSUPPORTED, "cuda:nhwc_stream is NHWC only");
+    return false;
+  }
+  if (q.c % V != 0) {
+    set_error(AVGPOOL_ERROR_UNSUPPORTED,
+              "cuda:nhwc_stream: %lld channels are not a multiple of the 16-byte vector (%lld)",
+              (long long)q.c, (long long)V);
+    return false;
+  }
+  const int64_t axis_max = int64_t(1) << 28;  // int row and column math (sums of a few stay < 2^31)
+  if (q.h >= axis_max || q.w >= axis_max || q.kh >= axis_max || q.kw >= axis_max || q.sh >= axis_max ||
+      q.sw >= axis_max || q.ph >= axis_max || q.pw >= axis_max || q.c * es >= axis_max ||
+      q.ow * q.c >= (int64_t(1) << 31)) {
+    set_error(AVGPOOL_ERROR_UNSUPPORTED, "cuda:nhwc_stream: an axis, kernel, stride, padding or row of 2^28 or more");
+    return false;
+  }
+  const int64_t slots = q.kh <= q.sh ? 1 : ceil_div(q.kh, q.sh);
+  if (slots > kMaxSlots) {
+    set_error(AVGPOOL_ERROR_UNSUPPORTED,
+              "cuda:nhwc_stream: an input row feeds up to %lld output rows (at most %d)", (long long)slots,
+              kMaxSlots);
+    return false;
+  }
+  const int64_t cg = q.c / V;
+  // Items per thread: two where windows overlap (a wider tile re-reads
+  // fewer edge pixels: 2026-11-29, H200, f32 NHWC, k11 s4 1.147 -> 1.099 ms,
+  // k5 s1 p2 1.671 -> 1.356, k3 s1 p1 0.079 -> 0.066), one where they do
+  // not (k2 s2: 0.132 against 0.142 with two; three blocks per SM) and for
+  // 2-byte types (a thread's 8 lanes per item already fill its registers).
+  const int64_t target_items = (slots == 1 || es == 2 ? 1 : kMaxItems) * kConsumers;
+  const int64_t tile_ox = std::min<int64_t>(q.ow, std::max<int64_t>(1, target_items / cg));
+  const int64_t items_per_thread = ceil_div(tile_ox * cg, kConsumers);
+  if (items_per_thread > kMaxItems) {
+    set_error(AVGPOOL_ERROR_UNSUPPORTED, "cuda:nhwc_stream: %lld channel groups of 16 bytes (at most %d)",
+              (long long)cg, kConsumers * kMaxItems);
+    return false;
+  }
+  const int64_t run_pixels = std::min<int64_t>(q.w, (tile_ox - 1) * q.sw + q.kw);
+  const int64_t pitch = run_pixels * q.c * es;
+  const bool pyt = q.numerics == AVGPOOL_NUMERICS_PYTORCH;
+  const int blocks = blocks_per_sm((int)es, (int)items_per_thread, pyt, compiled_for(q.kw, slots).width);
+  // per block: its share of the SM less the 1 KB the runtime reserves and the barriers
+  const int64_t limit =
+      std::min<int64_t>(max_shared_per_block(), max_shared_per_sm() / blocks - 1024) - 2 * kMaxRingStages * 8;
+  const int64_t rows_per_stage = std::max<int64_t>(1, stage_target(blocks) / pitch);
+  const int64_t stage = rows_per_stage * pitch;
+  const int64_t stages = std::min<int64_t>(kMaxRingStages, limit / stage);
+  if (stages < 3 || stage >= (int64_t(1) << 20)) {
+    set_error(AVGPOOL_ERROR_UNSUPPORTED,
+              "cuda:nhwc_stream: a tile's input rows of %lld bytes do not fit three times in shared memory",
+              (long long)pitch);
+    return false;
+  }
+  // Bands: the count that minimises (rounds of units over the grid) x
+  // (input rows per unit); more bands balance the grid, fewer re-read
+  // fewer of the kh - sh rows adjacent bands share.
+  const int64_t tiles = ceil_div(q.ow, tile_ox);
+  const int64_t grid = (int64_t)blocks * sm_count();
+  int64_t best_bands = 1, best_cost = -1;
+  for (int64_t b = 1; b <= std::min<int64_t>(q.oh, 256); ++b) {
+    const int64_t band = ceil_div(q.oh, b);
+    if (b > 1 && ceil_div(q.oh, band) != b) continue;  // same bands as a smaller count
+    const int64_t units = q.n * tiles * b;
+    const int64_t cost = ceil_div(units, grid) * (band * q.sh + std::max<int64_t>(0, q.kh - q.sh));
+    if (best_cost < 0 || cost < best_cost) {
+      best_cost = cost;
+      best_bands = b;
+    }
+  }
+  a->c = q.c;
+  a->cg = (int)cg;
+  a->tile_ox = (int)tile_ox;
+  a->tiles = (int)tiles;
+  a->band_oy = (int)ceil_div(q.oh, best_bands);
+  a->bands = (int)ceil_div(q.oh, a->band_oy);
+  a->total_units = q.n * tiles * a->bands;
+  a->pitch = (int)pitch;
+  a->rows_per_stage = (int)rows_per_stage;
+  a->stages = (int)stages;
+  a->stage_bytes = (int)stage;
+  a->slots = (int)slots;
+  *smem = stages * stage;
+  return true;
+}
+
+// AUTO leaves to cuda:nhwc's column walk the fast-numerics square windows
+// of 3, 5 and 7 with row stride 2, and 7x7 (k3 s2 p1 ceil, f32: 0.073 ms
+// there against 0.078 here, 2026-11-29, H200; 7x7 not measured here).
+bool auto_skip(const Problem& q) {
+  if (q.numerics != AVGPOOL_NUMERICS_FAST || q.kh != q.kw) return false;
+  return (q.kh == 3 || q.kh == 5 || q.kh == 7) && (q.sh == 2 || q.kh == 7);
+}
+
+avgpool_status accepts(const Problem& q) {
+  avgpool_status s = device_usable();
+  if (s != AVGPOOL_SUCCESS) return s;
+  NhwcStreamArgs a;
+  int64_t smem;
+  return geometry(q, &a, &smem) ? AVGPOOL_SUCCESS : AVGPOOL_ERROR_UNSUPPORTED;
+}
+
+template <typename T, int K, int RM, int CPT, bool PYT>
+avgpool_status launch_k(const NhwcStreamArgs& a, int64_t smem, const T* src, T* dst, cudaStream_t st) {
+  auto kernel = nhwc_stream_kernel<T, K, RM, CPT, PYT>;
+  static const avgpool_status allowed =
+      allow_shared((const void*)kernel, max_shared_per_block(), "nhwc_stream_kernel");
+  if (smem > 48 * 1024 && allowed != AVGPOOL_SUCCESS)
+    return set_error(AVGPOOL_ERROR_DEVICE, "nhwc_stream_kernel: cannot raise the shared-memory limit");
+  return launch_persistent(kernel, a.total_units, kThreads, smem, st, "nhwc_stream_kernel", src, dst, a);
+}
+
+template <typename T, int CPT, bool PYT>
+avgpool_status launch_cpt(const NhwcStreamArgs& a, int64_t smem, const T* src, T* dst, cudaStream_t st) {
+  const Compiled k = compiled_for(a.kw, a.slots);
+  if (k.width == 11) return launch_k<T, 11, 3, CPT, PYT>(a, smem, src, dst, st);
+  if (k.width == 5) return launch_k<T, 5, 5, CPT, PYT>(a, smem, src, dst, st);
+  if (k.width == 3) return launch_k<T, 3, 3, CPT, PYT>(a, smem, src, dst, st);
+  if (k.slots == 1) return launch_k<T, 0, 1, CPT, PYT>(a, smem, src, dst, st);
+  if (k.slots == 3) return launch_k<T, 0, 3, CPT, PYT>(a, smem, src, dst, st);
+  return launch_k<T, 0, kMaxSlots, CPT, PYT>(a, smem, src, dst, st);
+}
+
+avgpool_status execute(const Problem& q, const void* src, void* dst, void* stream) {
+  avgpool_status s = check_device_pointers(src, dst);
+  if (s != AVGPOOL_SUCCESS) return s;
+  if ((uintptr_t)src % 16 != 0 || (uintptr_t)dst % 16 != 0) {
+    // The copy engine and the vector stores need 16-byte alignment; a
+    // misaligned view falls back to the per-pixel kernel (its scalar path).
+    return execute_fallback(q, src, dst, stream, {&kNhwcImpl}, "cuda:nhwc_stream");
+  }
+  NhwcStreamArgs a;
+  int64_t smem = 0;
+  if (!geometry(q, &a, &smem)) return AVGPOOL_ERROR_UNSUPPORTED;
+  copy_geometry(q, &a);
+  const bool pyt = q.numerics == AVGPOOL_NUMERICS_PYTORCH;
+  const bool two = a.tile_ox * a.cg > kConsumers;
+  return dispatch_dtype_flag(q.dtype, pyt, [&](auto zero, auto pytorch_order) {
+    using T = decltype(zero);
+    constexpr bool P = decltype(pytorch_order)::value;
+    const T* s_ = static_cast<const T*>(src);
+    T* d_ = static_cast<T*>(dst);
+    return two ? launch_cpt<T, 2, P>(a, smem, s_, d_, (cudaStream_t)stream)
+               : launch_cpt<T, 1, P>(a, smem, s_, d_, (cudaStream_t)stream);
+  });
+}
+
+}  // namespace
+
+const Impl kNhwcStreamImpl = {
+    /* .name     = */ "cuda:nhwc_stream",
+    /* .backend  = */ AVGPOOL_BACKEND_CUDA,
+    /* .accepts  = */ accepts,
+    /* .execute  = */ execute,
+    /* .auto_skip= */ auto_skip,
+};
+
+}  // namespace cuda
+}  // namespace avgpool

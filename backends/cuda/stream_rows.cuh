@@ -1,0 +1,161 @@
+// The two halves of a row-streaming kernel that cuda:row_stream (NCHW) and
+// cuda:nhwc_stream share: a ring of shared-memory stages that one producer
+// lane fills with the copy engine while consumer threads drain it, and the
+// output rows kept open while input rows stream by. Rows come from
+// window.h's axis_window_of; nothing here derives a window or a divisor.
+#pragma once
+
+#include "bulk_copy.cuh"
+#include "window.h"
+
+namespace avgpool {
+namespace cuda {
+
+constexpr int kMaxRingStages = 16;
+
+// A position in the ring of `stages` stages: stage s of the current lap,
+// and the parity that lap's barrier phase completes with. The producer
+// waits on empty[s] from its second lap on; consumers wait on full[s] and
+// arrive on empty[s] once their reads of the stage are done.
+struct RingCursor {
+  int stages;
+  int s = 0;
+  uint32_t phase = 0;
+  bool lapped = false;
+
+  __device__ __forceinline__ explicit RingCursor(int n) : stages(n) {}
+  __device__ __forceinline__ void advance() {
+    if (++s == stages) {
+      s = 0;
+      phase ^= 1;
+      lapped = true;
+    }
+  }
+};
+
+// Thread 0 sets up the barriers: full[s] completes when the producer's bytes
+// have landed, empty[s] when all `consumers` threads have arrived.
+__device__ __forceinline__ void ring_init(uint64_t* full, uint64_t* empty, int stages, int consumers) {
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < stages; ++s) {
+      mbar_init(&full[s], 1);
+      mbar_init(&empty[s], (uint32_t)consumers);
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  }
+  __syncthreads();
+}
+
+// Producer: waits until stage s is free, then announces `bytes` to arrive.
+__device__ __forceinline__ void ring_fill_begin(uint64_t* full, uint64_t* empty, const RingCursor& c,
+                                                uint32_t bytes) {
+  if (c.lapped) mbar_wait(&empty[c.s], c.phase ^ 1);
+  mbar_arrive_expect_tx(&full[c.s], bytes);
+}
+
+// Output rows open while the input rows under them stream by, one
+// accumulator slot each (at most RM = ceil(kh / sh) are open at once, so
+// output row oy lives in slot oy % slots and never shares it). Per input row
+// y: feed(y, on) opens the output rows whose windows start at y and says
+// which slots y feeds; after the row is added, retire(y, on, store) counts
+// it off and calls store(slot, oy, row_window) for each output row that y
+// completed. Counting rows keeps per-row work to a few integer comparisons
+// (a [first, last] range of fed outputs cost ~270 instructions per warp and
+// row on k11 s4: 2026-11-29, docs/cuda.md log 33). Int math: the kernels
+// decline axes of 2^28 or more.
+template <int RM>
+struct OpenRows {
+  int h, kh, sh, ph, slots;
+  int left[RM], oy[RM];  // input rows still to add (0: the slot is free); the output row
+  int next_oy = 0, next_begin = 0, last_oy = 0, next_slot = 0;
+
+  __device__ __forceinline__ OpenRows(int h_, int kh_, int sh_, int ph_, int slots_)
+      : h(h_), kh(kh_), sh(sh_), ph(ph_), slots(slots_) {
+#pragma unroll
+    for (int q = 0; q < RM; ++q) left[q] = oy[q] = 0;
+  }
+  __device__ __forceinline__ AxisWindowOf<int> window(int o) const {
+    return axis_window_of<int>(o, h, kh, sh, ph);
+  }
+  // A new work unit: output rows [first, last], whose first input row is
+  // y_begin. Every slot is free (the previous unit completed its rows).
+  __device__ __forceinline__ void start(int first, int last, int y_begin) {
+    next_oy = first;
+    last_oy = last;
+    next_begin = y_begin;
+    next_slot = first % slots;
+  }
+  __device__ __forceinline__ bool feed(int y, bool (&on)[RM]) {
+    while (next_oy <= last_oy && next_begin == y) {  // output rows starting here
+      const AxisWindowOf<int> rw = window(next_oy);
+#pragma unroll
+      for (int q = 0; q < RM; ++q) {
+        if (q == next_slot) {
+          left[q] = rw.end - rw.begin;
+          oy[q] = next_oy;
+        }
+      }
+      ++next_oy;
+      next_slot = next_slot + 1 == slots ? 0 : next_slot + 1;
+      next_begin = window(next_oy).begin;
+    }
+    bool any = false;
+#pragma unroll
+    for (int q = 0; q < RM; ++q) {
+      on[q] = left[q] > 0;
+      any = any || on[q];
+    }
+    return any;  // false: a row between windows (stride > kernel)
+  }
+  template <typename Store>
+  __device__ __forceinline__ void retire(int /*y*/, const bool (&on)[RM], Store&& store) {
+#pragma unroll
+    for (int q = 0; q < RM; ++q)
+      if (on[q] && --left[q] == 0) store(q, oy[q], window(oy[q]));
+  }
+};
+
+// A row feeds at most one output row (stride >= kernel): two comparisons per
+// row.
+template <>
+struct OpenRows<1> {
+  int h, kh, sh, ph;
+  int oy = 0;
+  AxisWindowOf<int> rw{0, 0, 0};
+
+  __device__ __forceinline__ OpenRows(int h_, int kh_, int sh_, int ph_, int /*slots*/)
+      : h(h_), kh(kh_), sh(sh_), ph(ph_) {}
+  __device__ __forceinline__ AxisWindowOf<int> window(int o) const {
+    return axis_window_of<int>(o, h, kh, sh, ph);
+  }
+  __device__ __forceinline__ void start(int first, int /*last*/, int /*y_begin*/) {
+    oy = first;
+    rw = window(oy);
+  }
+  __device__ __forceinline__ bool feed(int y, bool (&on)[1]) {
+    on[0] = true;
+    return y >= rw.begin;  // false: a row between windows (stride > kernel)
+  }
+  template <typename Store>
+  __device__ __forceinline__ void retire(int y, const bool (&)[1], Store&& store) {
+    if (y + 1 == rw.end) {
+      store(0, oy, rw);
+      ++oy;
+      rw = window(oy);
+    }
+  }
+};
+
+// v[0] + ... + v[N-1] as a balanced tree (fast numerics: a shorter
+// dependency chain than left to right).
+template <int N, typename A>
+__device__ __forceinline__ A pairwise_sum(const A* v) {
+  if constexpr (N == 1) {
+    return v[0];
+  } else {
+    return pairwise_sum<N / 2>(v) + pairwise_sum<N - N / 2>(v + N / 2);
+  }
+}
+
+}  // namespace cuda
+}  // namespace avgpool
