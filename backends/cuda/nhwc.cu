@@ -17,11 +17,13 @@
 // the column walk. A thread walks down a run of output rows of one (pixel
 // column, channel group), computing each input row's horizontal window sum
 // once and keeping the last K of them in a register ring, so an output
-// costs S * K loads instead of K * K. For 3x3 and 5x5 (nhwc_column_kernel)
-// a thread takes R pixel columns side by side (4 for 3x3 and 2 for 5x5 at
-// stride 1), loading a row's (R - 1) * S + K pixels once for all R windows,
-// with every load of a row issued before its sums and index math in int;
-// 7x7 and 11x11 (nhwc_wide_column_kernel) keep one column per thread.
+// costs S * K loads instead of K * K. A thread takes R pixel columns side by
+// side (4 for 3x3 and 2 for 5x5 at stride 1, else 1), loading a row's
+// (R - 1) * S + K pixels once for all R windows (zeros outside the input),
+// with every load of a row issued before its sums and index math in int.
+// AUTO sends most of these shapes to cuda:nhwc_stream (16-byte channel
+// groups); the walk keeps fast row stride 2 and 7x7, and whatever that
+// implementation declines (rows of a tile too wide for shared memory).
 #include <type_traits>
 
 #include "common.cuh"
@@ -121,7 +123,12 @@ struct ColumnArgs {
 template <int K, int R> constexpr int column_min_blocks() { return K * R <= 6 ? 3 : 2; }
 
 // R outputs side by side per thread (column stride S when R > 1): a row's
-// NP pixels are loaded once for all R windows.
+// NP pixels are loaded once for all R windows. One kernel for every window
+// width: the clipped-window variant it replaced for 7x7 and 11x11 measured
+// slower on 7x7 (2026-11-29, H200, NHWC 8x64x512x512: k7 s1 p3 f32 0.596
+// against 0.551 ms here, f16 0.500 against 0.437; s2 even or slower) and
+// faster only on 11x11 s4 (2.01 against 2.38 ms), which AUTO now sends to
+// cuda:nhwc_stream (1.10 ms).
 template <typename T, int K, int S, int R>
 __global__ void __launch_bounds__(256, column_min_blocks<K, R>())
 nhwc_column_kernel(const T* __restrict__ src, T* __restrict__ dst, ColumnArgs a) {
@@ -230,84 +237,6 @@ avgpool_status launch_column(const ColumnArgs& a, const T* src, T* dst, cudaStre
   return check_launch("nhwc_column_kernel");
 }
 
-// 7x7 and 11x11 windows: one output per thread, each row's window clipped
-// to the input (no zero-filled pixels: filling them cost an instruction per
-// register, and for 11 pixels a row that measured 2.42 ms against 2.04 on
-// k11 s4 f32, 2026-11-29, H200). Two blocks per SM (larger rings spill at
-// three).
-template <typename T, int K, int S>
-__global__ void __launch_bounds__(256, 2)
-nhwc_wide_column_kernel(const T* __restrict__ src, T* __restrict__ dst, ColumnArgs a) {
-  using E = Elem<T>;
-  using A = typename E::acc_t;
-  constexpr int V = vec_of<T>();
-  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < a.total;
-       i += (int64_t)gridDim.x * blockDim.x) {
-    int64_t t = i;
-    const int64_t g = t % a.cg; t /= a.cg;
-    const int64_t ox = t % a.ow; t /= a.ow;
-    const int64_t run = t % a.runs;
-    const int64_t n = t / a.runs;
-    const int64_t oy0 = run * a.run;
-    const int nout = (int)(a.oh - oy0 < a.run ? a.oh - oy0 : a.run);
-    const AxisWindow cw = axis_window(ox, a.w, K, a.sw, a.pw);
-    const int ncols = (int)(cw.end - cw.begin);
-    const int64_t ys = oy0 * S - a.ph;  // first input row of the run's first window
-    const T* col = src + ((n * a.h) * a.w + cw.begin) * a.c + g * V;
-    // horizontal window sum of input row y (zeros outside the input)
-    auto row_sum = [&](int64_t y, A (&out)[V]) {
-#pragma unroll
-      for (int j = 0; j < V; ++j) out[j] = A(0);
-      if (y < 0 || y >= a.h) return;
-      const T* row = col + y * a.w * a.c;
-      Vec16<T> v[K];
-#pragma unroll
-      for (int x = 0; x < K; ++x)
-        if (x < ncols) v[x] = load16<false>(row + x * a.c);
-#pragma unroll
-      for (int x = 0; x < K; ++x)
-        if (x < ncols) {
-#pragma unroll
-          for (int j = 0; j < V; ++j) out[j] += lane_acc(v[x], j);
-        }
-    };
-    A ring[K][V];  // ring[r % K]: row sum of input row ys + r
-#pragma unroll
-    for (int r = 0; r < K - S; ++r) row_sum(ys + r, ring[r]);
-    T* out = dst + ((n * a.oh + oy0) * a.ow + ox) * a.c + g * V;
-    const int64_t out_step = a.ow * a.c;
-    for (int base = 0; base < nout; base += K) {  // base * S is a multiple of K: static ring slots
-#pragma unroll
-      for (int u = 0; u < K; ++u) {  // output row oy0 + base + u: input rows ys + (base + u) * S + [0, K)
-        if (base + u < nout) {
-#pragma unroll
-          for (int s = 0; s < S; ++s)  // the S rows its window adds
-            row_sum(ys + (int64_t)(base + u) * S + K - S + s, ring[(u * S + K - S + s) % K]);
-          A acc[V];
-#pragma unroll
-          for (int j = 0; j < V; ++j) acc[j] = A(0);
-#pragma unroll
-          for (int r = 0; r < K; ++r)
-#pragma unroll
-            for (int j = 0; j < V; ++j) acc[j] += ring[(u * S + r) % K][j];
-          const AxisWindow rw = axis_window(oy0 + base + u, a.h, K, S, a.ph);
-          Vec16<T> o;
-#pragma unroll
-          for (int j = 0; j < V; ++j) o.v[j] = E::from_acc(finish(acc[j], rw, cw, a.include_pad, a.divisor_override));
-          *reinterpret_cast<Vec16<T>*>(out) = o;
-          out += out_step;
-        }
-      }
-    }
-  }
-}
-
-template <typename T, int K, int S>
-avgpool_status launch_wide_column(const ColumnArgs& a, const T* src, T* dst, cudaStream_t st) {
-  nhwc_wide_column_kernel<T, K, S><<<grid_for(ceil_div(a.total, 256)), 256, 0, st>>>(src, dst, a);
-  return check_launch("nhwc_wide_column_kernel");
-}
-
 // The column walk applies (see the top of the file); vec: 16-byte channel groups.
 bool column_walk(const Problem& q, bool vec) {
   if (!vec || q.numerics != AVGPOOL_NUMERICS_FAST || q.kh != q.kw) return false;
@@ -360,9 +289,9 @@ avgpool_status execute_column(const Problem& q, const void* src, void* dst, cuda
     switch (q.kh) {
       case 3: return s2 ? launch_column_r<T, 3, 2>(a, r, s_, d_, st) : launch_column_r<T, 3, 1>(a, r, s_, d_, st);
       case 5: return s2 ? launch_column_r<T, 5, 2>(a, r, s_, d_, st) : launch_column_r<T, 5, 1>(a, r, s_, d_, st);
-      case 7: return s2 ? launch_wide_column<T, 7, 2>(a, s_, d_, st) : launch_wide_column<T, 7, 1>(a, s_, d_, st);
+      case 7: return s2 ? launch_column<T, 7, 2, 1>(a, s_, d_, st) : launch_column<T, 7, 1, 1>(a, s_, d_, st);
       default:
-        if constexpr (sizeof(T) >= 4) return launch_wide_column<T, 11, 4>(a, s_, d_, st);
+        if constexpr (sizeof(T) >= 4) return launch_column<T, 11, 4, 1>(a, s_, d_, st);
         return set_error(AVGPOOL_ERROR_INTERNAL, "nhwc column walk: unexpected kernel %lld", (long long)q.kh);
     }
   });
