@@ -5,7 +5,8 @@
 // column walk (square 2x2 and 3x3 windows, row stride 1 or 2), the tiled
 // generic path (NCHW, overlapping windows), NCHW rows through the bulk copy engine (any stride, rows that fit
 // in shared memory), the register-staged stride == kernel path (NCHW, any
-// width), the NHWC path, and a one-thread-per-output fallback that takes
+// width), NHWC tiles streamed through shared memory (16-byte channel
+// groups), the NHWC path, and a one-thread-per-output fallback that takes
 // anything. The measurements behind each auto_skip are beside it.
 #include "common.cuh"
 
