@@ -346,12 +346,21 @@ bool geometry(const Problem& q, NhwcStreamArgs* a, int64_t* smem) {
   return true;
 }
 
-// AUTO leaves to cuda:nhwc's column walk the fast-numerics square windows
-// of 3, 5 and 7 with row stride 2, and 7x7 (k3 s2 p1 ceil, f32: 0.073 ms
-// there against 0.078 here, 2026-11-29, H200; 7x7 not measured here).
+// AUTO leaves to cuda:nhwc's column walk, in fast numerics (2026-11-29,
+// H200, ms here against there):
+//  - square 3/5/7 windows at row stride 2, and 7x7 (k3 s2 p1 ceil f32
+//    0.078 against 0.073; 7x7 not measured here);
+//  - 3x3 and 5x5 at stride 1 in 2-byte types, and 5x5 in f64 (f16 k3 s1 p1
+//    on 32x256x56x56 0.069 against 0.059, k5 s1 p2 on 8x64x512x512 0.335
+//    against 0.274; bf16 0.064 / 0.059, 0.307 / 0.276; f64 k5 0.860 /
+//    0.762, but k3 0.133 against 0.141). f32 stays here (0.066 / 0.070,
+//    1.356 / 1.450 on the benchmark's shapes).
 bool auto_skip(const Problem& q) {
   if (q.numerics != AVGPOOL_NUMERICS_FAST || q.kh != q.kw) return false;
-  return (q.kh == 3 || q.kh == 5 || q.kh == 7) && (q.sh == 2 || q.kh == 7);
+  if ((q.kh == 3 || q.kh == 5 || q.kh == 7) && (q.sh == 2 || q.kh == 7)) return true;
+  if (q.sh == 1 && q.sw == 1 && (q.kh == 3 || q.kh == 5))
+    return q.element_size == 2 || (q.element_size == 8 && q.kh == 5);
+  return false;
 }
 
 avgpool_status accepts(const Problem& q) {

@@ -136,6 +136,10 @@ TEST_CASE("the CUDA implementations are registered, fastest first; AUTO follows 
       {11, 4, 0, AVGPOOL_NUMERICS_FAST, "cuda:nhwc_stream", 64, f32, 64, nhwc},
       {11, 4, 0, AVGPOOL_NUMERICS_PYTORCH, "cuda:nhwc_stream", 64, AVGPOOL_DTYPE_F16, 64, nhwc},
       {3, 2, 1, AVGPOOL_NUMERICS_FAST, "cuda:nhwc", 64, f32, 64, nhwc},
+      {3, 1, 1, AVGPOOL_NUMERICS_FAST, "cuda:nhwc", 64, AVGPOOL_DTYPE_BF16, 64, nhwc},  // 2-byte types
+      {3, 1, 1, AVGPOOL_NUMERICS_PYTORCH, "cuda:nhwc_stream", 64, AVGPOOL_DTYPE_F16, 64, nhwc},
+      {5, 1, 2, AVGPOOL_NUMERICS_FAST, "cuda:nhwc", 64, AVGPOOL_DTYPE_F64, 64, nhwc},
+      {3, 1, 1, AVGPOOL_NUMERICS_FAST, "cuda:nhwc_stream", 64, AVGPOOL_DTYPE_F64, 64, nhwc},
       {3, 2, 1, AVGPOOL_NUMERICS_PYTORCH, "cuda:nhwc_stream", 64, f32, 64, nhwc},
       {3, 1, 1, AVGPOOL_NUMERICS_FAST, "cuda:nhwc", 64, f32, 3, nhwc},     // 12-byte pixels
       {11, 0, 0, AVGPOOL_NUMERICS_FAST, "cuda:nhwc", 2048, f32, 64, nhwc}, // a tile's rows too wide
