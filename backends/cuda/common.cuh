@@ -158,6 +158,19 @@ avgpool_status launch_persistent(void (*kernel)(Params...), int64_t items, int t
   return check_launch(name);
 }
 
+// launch_persistent for a kernel that may take more than 48 KB of dynamic
+// shared memory: raises Kernel's limit to `limit` bytes once per process
+// (a template on the kernel itself, so each kernel has its own flag), then
+// launches; DEVICE error if the limit could not be raised.
+template <auto Kernel, typename... Args>
+avgpool_status launch_persistent_smem(int64_t limit, int64_t items, int threads, int64_t smem, cudaStream_t stream,
+                                      const char* name, Args&&... args) {
+  static const avgpool_status allowed = allow_shared((const void*)Kernel, limit, name);
+  if (smem > 48 * 1024 && allowed != AVGPOOL_SUCCESS)
+    return set_error(AVGPOOL_ERROR_DEVICE, "%s: cannot raise the shared-memory limit", name);
+  return launch_persistent(Kernel, items, threads, smem, stream, name, static_cast<Args&&>(args)...);
+}
+
 // Copies the problem's geometry into a kernel-argument struct (any struct
 // with these fields), so each launcher passes it by value.
 template <typename Args> inline void copy_geometry(const Problem& q, Args* a) {

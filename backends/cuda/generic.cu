@@ -353,11 +353,8 @@ bool auto_skip(const Problem& q) {
 
 template <typename T, int K, bool PYT>
 avgpool_status launch_k(const TileArgs& a, int64_t smem, const T* src, T* dst, cudaStream_t st) {
-  auto kernel = generic_kernel<T, K, PYT>;
-  static const avgpool_status allowed = allow_shared((const void*)kernel, kMaxSmem, "generic_kernel");
-  if (smem > 48 * 1024 && allowed != AVGPOOL_SUCCESS)
-    return set_error(AVGPOOL_ERROR_DEVICE, "generic_kernel: cannot raise the shared-memory limit");
-  return launch_persistent(kernel, a.items, kThreads, smem, st, "generic_kernel", src, dst, a);
+  return launch_persistent_smem<generic_kernel<T, K, PYT>>(kMaxSmem, a.items, kThreads, smem, st, "generic_kernel",
+                                                            src, dst, a);
 }
 
 template <typename T, bool PYT>

@@ -454,12 +454,8 @@ avgpool_status accepts(const Problem& q) {
 
 template <typename T, int K, bool PYT>
 avgpool_status launch_k(const RowsArgs& a, int64_t smem, const T* src, T* dst, cudaStream_t st) {
-  auto kernel = nchw_rows_kernel<T, K, PYT>;
-  static const avgpool_status allowed =
-      allow_shared((const void*)kernel, max_shared_per_block(), "nchw_rows_kernel");
-  if (smem > 48 * 1024 && allowed != AVGPOOL_SUCCESS)
-    return set_error(AVGPOOL_ERROR_DEVICE, "nchw_rows_kernel: cannot raise the shared-memory limit");
-  return launch_persistent(kernel, a.items, kThreads, smem, st, "nchw_rows_kernel", src, dst, a);
+  return launch_persistent_smem<nchw_rows_kernel<T, K, PYT>>(max_shared_per_block(), a.items, kThreads, smem, st,
+                                                             "nchw_rows_kernel", src, dst, a);
 }
 
 template <typename T, bool PYT>

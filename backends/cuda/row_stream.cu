@@ -348,12 +348,8 @@ avgpool_status accepts(const Problem& q) {
 
 template <typename T, int K, int RM, int CPT, bool PYT>
 avgpool_status launch_k(const StreamArgs& a, int64_t smem, const T* src, T* dst, cudaStream_t st) {
-  auto kernel = row_stream_kernel<T, K, RM, CPT, PYT>;
-  static const avgpool_status allowed =
-      allow_shared((const void*)kernel, max_shared_per_block(), "row_stream_kernel");
-  if (smem > 48 * 1024 && allowed != AVGPOOL_SUCCESS)
-    return set_error(AVGPOOL_ERROR_DEVICE, "row_stream_kernel: cannot raise the shared-memory limit");
-  return launch_persistent(kernel, a.total_units, kThreads, smem, st, "row_stream_kernel", src, dst, a);
+  return launch_persistent_smem<row_stream_kernel<T, K, RM, CPT, PYT>>(
+      max_shared_per_block(), a.total_units, kThreads, smem, st, "row_stream_kernel", src, dst, a);
 }
 
 // Compile-time window widths for the measured shapes (the seed's 11 with one
