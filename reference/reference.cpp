@@ -75,9 +75,12 @@ void run(const Problem& q, const T* src, T* dst) {
   }
 }
 
-avgpool_status accepts(const Problem&) { return AVGPOOL_SUCCESS; }
+avgpool_status init(const Problem&, const DeviceInfo&, ConfigPtr* config, Decline*) {
+  *config = std::make_unique<Config>();  // nothing to decide
+  return AVGPOOL_SUCCESS;
+}
 
-avgpool_status execute(const Problem& q, const void* src, void* dst, void*) {
+avgpool_status execute(const Problem& q, const Config&, const void* src, void* dst, void*) {
   dispatch_dtype(q.dtype, [&](auto zero) {
     using T = decltype(zero);
     run(q, static_cast<const T*>(src), static_cast<T*>(dst));
@@ -87,12 +90,19 @@ avgpool_status execute(const Problem& q, const void* src, void* dst, void*) {
 }
 
 const Impl kReference = {
-    /* .name     = */ "reference",
-    /* .backend  = */ AVGPOOL_BACKEND_REFERENCE,
-    /* .accepts  = */ accepts,
-    /* .execute  = */ execute,
+    /* .name      = */ "reference",
+    /* .backend   = */ AVGPOOL_BACKEND_REFERENCE,
+    /* .direction = */ Direction::kForward,
+    /* .init      = */ init,
+    /* .execute   = */ execute,
 };
 const Impl* const kImpls[] = {&kReference};
+
+size_t auto_order(const Problem&, const DeviceInfo&, Direction direction, const Impl** out, size_t cap) {
+  if (direction != Direction::kForward || cap < 1) return 0;
+  out[0] = &kReference;
+  return 1;
+}
 
 }  // namespace
 
@@ -106,6 +116,15 @@ double output_value(const Problem& q, const void* src, int64_t n, int64_t c, int
 
 }  // namespace reference
 
-ImplList reference_impls() { return ImplList{reference::kImpls, 1}; }
+const Backend& reference_backend() {
+  static const Backend backend = {
+      /* .id         = */ AVGPOOL_BACKEND_REFERENCE,
+      /* .impls      = */ reference::kImpls,
+      /* .count      = */ sizeof reference::kImpls / sizeof reference::kImpls[0],
+      /* .device     = */ host_device,
+      /* .auto_order = */ reference::auto_order,
+  };
+  return backend;
+}
 
 }  // namespace avgpool

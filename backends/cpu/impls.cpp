@@ -310,7 +310,7 @@ avgpool_status run(const Problem& q, const void* src, void* dst, BlockFn (*pick)
   return AVGPOOL_SUCCESS;
 }
 
-avgpool_status execute(const Problem& q, const void* src, void* dst, void*) {
+avgpool_status execute(const Problem& q, const Config&, const void* src, void* dst, void*) {
   switch (q.dtype) {
     case AVGPOOL_DTYPE_F32: return run<float>(q, src, dst, [](const KernelTable& t) { return t.f32; });
     case AVGPOOL_DTYPE_F16: return run<float>(q, src, dst, [](const KernelTable& t) { return t.f16; });
@@ -321,52 +321,52 @@ avgpool_status execute(const Problem& q, const void* src, void* dst, void*) {
 }
 
 // ---- the implementations -------------------------------------------------------
-avgpool_status accepts_nchw_stride_eq_kernel(const Problem& q) {
+avgpool_status init_nchw_stride_eq_kernel(const Problem& q, const DeviceInfo&, ConfigPtr* config, Decline* why) {
   if (q.layout != AVGPOOL_LAYOUT_NCHW)
-    return set_error(AVGPOOL_ERROR_UNSUPPORTED, "cpu:nchw_stride_eq_kernel needs the NCHW layout");
+    return decline(why, AVGPOOL_ERROR_UNSUPPORTED, "cpu:nchw_stride_eq_kernel needs the NCHW layout");
   if (!q.stride_equals_kernel())
-    return set_error(AVGPOOL_ERROR_UNSUPPORTED,
-                     "cpu:nchw_stride_eq_kernel needs stride == kernel (stride %lldx%lld, kernel "
-                     "%lldx%lld)",
-                     (long long)q.sh, (long long)q.sw, (long long)q.kh, (long long)q.kw);
+    return decline(why, AVGPOOL_ERROR_UNSUPPORTED,
+                   "cpu:nchw_stride_eq_kernel needs stride == kernel (stride %lldx%lld, kernel %lldx%lld)",
+                   (long long)q.sh, (long long)q.sw, (long long)q.kh, (long long)q.kw);
+  *config = std::make_unique<Config>();
   return AVGPOOL_SUCCESS;
 }
 
-avgpool_status accepts_nchw(const Problem& q) {
+avgpool_status init_nchw(const Problem& q, const DeviceInfo&, ConfigPtr* config, Decline* why) {
   if (q.layout != AVGPOOL_LAYOUT_NCHW)
-    return set_error(AVGPOOL_ERROR_UNSUPPORTED, "cpu:nchw_generic needs the NCHW layout");
+    return decline(why, AVGPOOL_ERROR_UNSUPPORTED, "cpu:nchw_generic needs the NCHW layout");
+  *config = std::make_unique<Config>();
   return AVGPOOL_SUCCESS;
 }
 
-avgpool_status accepts_nhwc(const Problem& q) {
+avgpool_status init_nhwc(const Problem& q, const DeviceInfo&, ConfigPtr* config, Decline* why) {
   if (q.layout != AVGPOOL_LAYOUT_NHWC)
-    return set_error(AVGPOOL_ERROR_UNSUPPORTED, "cpu:nhwc needs the NHWC layout");
+    return decline(why, AVGPOOL_ERROR_UNSUPPORTED, "cpu:nhwc needs the NHWC layout");
+  *config = std::make_unique<Config>();
   return AVGPOOL_SUCCESS;
 }
 
-const Impl kNchwStrideEqKernel = {
-    /* .name     = */ "cpu:nchw_stride_eq_kernel",
-    /* .backend  = */ AVGPOOL_BACKEND_CPU,
-    /* .accepts  = */ accepts_nchw_stride_eq_kernel,
-    /* .execute  = */ execute,
-};
-const Impl kNchwGeneric = {
-    /* .name     = */ "cpu:nchw_generic",
-    /* .backend  = */ AVGPOOL_BACKEND_CPU,
-    /* .accepts  = */ accepts_nchw,
-    /* .execute  = */ execute,
-};
-const Impl kNhwc = {
-    /* .name     = */ "cpu:nhwc",
-    /* .backend  = */ AVGPOOL_BACKEND_CPU,
-    /* .accepts  = */ accepts_nhwc,
-    /* .execute  = */ execute,
-};
+const Impl kNchwStrideEqKernel = {"cpu:nchw_stride_eq_kernel", AVGPOOL_BACKEND_CPU, Direction::kForward,
+                                  init_nchw_stride_eq_kernel, execute};
+const Impl kNchwGeneric = {"cpu:nchw_generic", AVGPOOL_BACKEND_CPU, Direction::kForward, init_nchw, execute};
+const Impl kNhwc = {"cpu:nhwc", AVGPOOL_BACKEND_CPU, Direction::kForward, init_nhwc, execute};
 const Impl* const kImpls[] = {&kNchwStrideEqKernel, &kNchwGeneric, &kNhwc};
+
+size_t auto_order(const Problem&, const DeviceInfo&, Direction direction, const Impl** out, size_t cap) {
+  size_t n = 0;
+  if (direction != Direction::kForward) return 0;
+  for (const Impl* impl : kImpls)
+    if (n < cap) out[n++] = impl;
+  return n;
+}
 
 }  // namespace
 }  // namespace cpu
 
-ImplList cpu_impls() { return ImplList{cpu::kImpls, sizeof cpu::kImpls / sizeof cpu::kImpls[0]}; }
+const Backend& cpu_backend() {
+  static const Backend backend = {AVGPOOL_BACKEND_CPU, cpu::kImpls, sizeof cpu::kImpls / sizeof cpu::kImpls[0],
+                                  host_device, cpu::auto_order};
+  return backend;
+}
 
 }  // namespace avgpool

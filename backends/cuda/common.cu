@@ -1,65 +1,145 @@
-// Host-side helpers of the CUDA backend: device presence, pointer checks,
-// launch-error reporting, shared-memory limits.
+// Host-side pieces of the CUDA backend: the per-device properties a plan
+// binds to, kernel attributes and grid sizes decided at plan creation, and
+// the one execute path (pointer and stream checks, device switch, launch).
 #include <mutex>
+#include <vector>
 
 #include "common.cuh"
 
 namespace avgpool {
 namespace cuda {
 
-avgpool_status device_usable() {
-  static cudaError_t err = cudaErrorUnknown;
-  static int count = 0;
-  static std::once_flag once;
-  std::call_once(once, [] {
-    err = cudaGetDeviceCount(&count);
-    if (err != cudaSuccess) cudaGetLastError();  // do not leave the error pending
-  });
-  if (err != cudaSuccess)
-    return set_error(AVGPOOL_ERROR_BACKEND_UNAVAILABLE, "no usable CUDA device (cudaGetDeviceCount: %s)",
-                     cudaGetErrorString(err));
-  if (count == 0)
-    return set_error(AVGPOOL_ERROR_BACKEND_UNAVAILABLE, "no usable CUDA device (0 devices)");
-  return AVGPOOL_SUCCESS;
-}
+namespace {
 
-avgpool_status check_device_pointers(const void* src, const void* dst) {
-  int device = 0;
-  cudaError_t e = cudaGetDevice(&device);
-  if (e != cudaSuccess)
-    return set_error(AVGPOOL_ERROR_DEVICE, "cudaGetDevice: %s", cudaGetErrorString(e));
-  const void* ptrs[2] = {src, dst};
-  const char* names[2] = {"src", "dst"};
-  for (int i = 0; i < 2; ++i) {
-    cudaPointerAttributes a;
-    e = cudaPointerGetAttributes(&a, ptrs[i]);
-    if (e != cudaSuccess) {
-      cudaGetLastError();
-      return set_error(AVGPOOL_ERROR_INVALID_ARGUMENT,
-                       "%s (%p) is not device memory (cudaPointerGetAttributes: %s); the CUDA "
-                       "backend needs device pointers",
-                       names[i], ptrs[i], cudaGetErrorString(e));
+// Properties of every device, each read once, on first use, under its own
+// once_flag: a plan created on device 1 never sees device 0's SM count.
+struct DeviceTable {
+  cudaError_t count_error = cudaSuccess;
+  int count = 0;
+  std::vector<DeviceInfo> info;
+  std::vector<cudaError_t> error;
+  std::unique_ptr<std::once_flag[]> once;
+};
+
+DeviceTable& device_table() {
+  static DeviceTable* table = [] {
+    auto* t = new DeviceTable;
+    t->count_error = cudaGetDeviceCount(&t->count);
+    if (t->count_error != cudaSuccess) {
+      cudaGetLastError();  // do not leave the error pending
+      t->count = 0;
     }
-    if (a.type != cudaMemoryTypeDevice && a.type != cudaMemoryTypeManaged)
-      return set_error(AVGPOOL_ERROR_INVALID_ARGUMENT,
-                       "%s (%p) is %s memory, not device memory: the CUDA backend needs "
-                       "pointers from cudaMalloc (or use backend cpu for host memory)",
-                       names[i], ptrs[i],
-                       a.type == cudaMemoryTypeHost ? "pinned host" : "ordinary host");
-    if (a.type == cudaMemoryTypeDevice && a.device != device)
-      return set_error(AVGPOOL_ERROR_INVALID_ARGUMENT,
-                       "%s (%p) lives on device %d but the current device is %d", names[i],
-                       ptrs[i], a.device, device);
+    t->info.resize((size_t)t->count);
+    t->error.assign((size_t)t->count, cudaSuccess);
+    t->once.reset(new std::once_flag[(size_t)(t->count > 0 ? t->count : 1)]);
+    return t;
+  }();
+  return *table;
+}
+
+cudaError_t read_device(int ordinal, DeviceInfo* d) {
+  d->ordinal = ordinal;
+  int v = 0;
+  cudaError_t e;
+  if ((e = cudaDeviceGetAttribute(&d->cc_major, cudaDevAttrComputeCapabilityMajor, ordinal)) != cudaSuccess ||
+      (e = cudaDeviceGetAttribute(&d->cc_minor, cudaDevAttrComputeCapabilityMinor, ordinal)) != cudaSuccess ||
+      (e = cudaDeviceGetAttribute(&d->sms, cudaDevAttrMultiProcessorCount, ordinal)) != cudaSuccess)
+    return e;
+  if ((e = cudaDeviceGetAttribute(&v, cudaDevAttrMaxSharedMemoryPerBlockOptin, ordinal)) != cudaSuccess) return e;
+  d->smem_block = v;
+  if ((e = cudaDeviceGetAttribute(&v, cudaDevAttrMaxSharedMemoryPerMultiprocessor, ordinal)) != cudaSuccess) return e;
+  d->smem_sm = v;
+  return cudaSuccess;
+}
+
+// Makes the plan's device current for a scope and restores the caller's.
+class DeviceScope {
+ public:
+  explicit DeviceScope(int device) {
+    if (cudaGetDevice(&previous_) != cudaSuccess) {
+      cudaGetLastError();
+      previous_ = -1;
+    }
+    if (previous_ != device) {
+      status_ = cudaSetDevice(device);
+      switched_ = status_ == cudaSuccess;
+    }
   }
+  ~DeviceScope() {
+    if (switched_) cudaSetDevice(previous_);
+  }
+  cudaError_t status() const { return status_; }
+
+ private:
+  int previous_ = -1;
+  bool switched_ = false;
+  cudaError_t status_ = cudaSuccess;
+};
+
+avgpool_status check_pointer(const char* what, const void* p, int device) {
+  cudaPointerAttributes a;
+  const cudaError_t e = cudaPointerGetAttributes(&a, p);
+  if (e != cudaSuccess) {
+    cudaGetLastError();
+    return set_error(AVGPOOL_ERROR_INVALID_ARGUMENT,
+                     "%s (%p) is not device memory (cudaPointerGetAttributes: %s); the CUDA backend needs "
+                     "device pointers",
+                     what, p, cudaGetErrorString(e));
+  }
+  if (a.type != cudaMemoryTypeDevice && a.type != cudaMemoryTypeManaged)
+    return set_error(AVGPOOL_ERROR_INVALID_ARGUMENT,
+                     "%s (%p) is %s memory, not device memory: the CUDA backend needs pointers from "
+                     "cudaMalloc (or use backend cpu for host memory)",
+                     what, p, a.type == cudaMemoryTypeHost ? "pinned host" : "ordinary host");
+  if (a.type == cudaMemoryTypeDevice && a.device != device)
+    return set_error(AVGPOOL_ERROR_INVALID_ARGUMENT,
+                     "%s (%p) lives on device %d but the plan was created on device %d", what, p, a.device,
+                     device);
   return AVGPOOL_SUCCESS;
 }
 
-avgpool_status execute_fallback(const Problem& q, const void* src, void* dst, void* stream,
-                                std::initializer_list<const Impl*> fallbacks, const char* who) {
-  clear_error();
-  for (const Impl* fallback : fallbacks)
-    if (fallback->accepts(q) == AVGPOOL_SUCCESS) return fallback->execute(q, src, dst, stream);
-  return set_error(AVGPOOL_ERROR_INTERNAL, "%s: no fallback for a misaligned src", who);
+avgpool_status check_stream(cudaStream_t stream, int device) {
+  // The legacy and per-thread default streams belong to whichever device is
+  // current: with the plan's device current they are its own.
+  if (stream == nullptr || stream == cudaStreamLegacy || stream == cudaStreamPerThread) return AVGPOOL_SUCCESS;
+  int stream_device = -1;
+  const cudaError_t e = cudaStreamGetDevice(stream, &stream_device);
+  if (e != cudaSuccess) {
+    cudaGetLastError();
+    return set_error(AVGPOOL_ERROR_INVALID_ARGUMENT, "stream (%p) is not a usable CUDA stream (%s)",
+                     (void*)stream, cudaGetErrorString(e));
+  }
+  if (stream_device != device)
+    return set_error(AVGPOOL_ERROR_INVALID_ARGUMENT,
+                     "stream (%p) belongs to device %d but the plan was created on device %d", (void*)stream,
+                     stream_device, device);
+  return AVGPOOL_SUCCESS;
+}
+
+}  // namespace
+
+avgpool_status current_device(DeviceInfo* info, Decline* why) {
+  DeviceTable& t = device_table();
+  if (t.count_error != cudaSuccess)
+    return decline(why, AVGPOOL_ERROR_BACKEND_UNAVAILABLE, "no usable CUDA device (cudaGetDeviceCount: %s)",
+                   cudaGetErrorString(t.count_error));
+  if (t.count == 0) return decline(why, AVGPOOL_ERROR_BACKEND_UNAVAILABLE, "no usable CUDA device (0 devices)");
+  int ordinal = 0;
+  cudaError_t e = cudaGetDevice(&ordinal);
+  if (e != cudaSuccess || ordinal < 0 || ordinal >= t.count) {
+    cudaGetLastError();
+    return decline(why, AVGPOOL_ERROR_BACKEND_UNAVAILABLE, "no usable CUDA device (cudaGetDevice: %s)",
+                   cudaGetErrorString(e));
+  }
+  std::call_once(t.once[(size_t)ordinal], [&] {
+    t.error[(size_t)ordinal] = read_device(ordinal, &t.info[(size_t)ordinal]);
+    if (t.error[(size_t)ordinal] != cudaSuccess) cudaGetLastError();
+  });
+  if (t.error[(size_t)ordinal] != cudaSuccess)
+    return decline(why, AVGPOOL_ERROR_BACKEND_UNAVAILABLE, "CUDA device %d is not usable (%s)", ordinal,
+                   cudaGetErrorString(t.error[(size_t)ordinal]));
+  *info = t.info[(size_t)ordinal];
+  return AVGPOOL_SUCCESS;
 }
 
 avgpool_status check_launch(const char* kernel) {
@@ -69,50 +149,75 @@ avgpool_status check_launch(const char* kernel) {
   return set_error(AVGPOOL_ERROR_DEVICE, "launch of %s failed: %s", kernel, cudaGetErrorString(e));
 }
 
-int64_t max_shared_per_block() {
-  int device = 0, bytes = 48 * 1024;
-  if (cudaGetDevice(&device) == cudaSuccess &&
-      cudaDeviceGetAttribute(&bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin, device) == cudaSuccess)
-    return bytes;
-  cudaGetLastError();
-  return 48 * 1024;
+Geometry geometry_of(const Problem& q) {
+  Geometry g;
+  g.planes = q.planes(); g.h = q.h; g.w = q.w; g.oh = q.oh; g.ow = q.ow;
+  g.kh = q.kh; g.kw = q.kw; g.sh = q.sh; g.sw = q.sw; g.ph = q.ph; g.pw = q.pw;
+  g.divisor_override = q.divisor_override;
+  g.include_pad = q.count_include_pad;
+  return g;
 }
 
-int64_t max_shared_per_sm() {
-  int device = 0, bytes = 100 * 1024;
-  if (cudaGetDevice(&device) == cudaSuccess &&
-      cudaDeviceGetAttribute(&bytes, cudaDevAttrMaxSharedMemoryPerMultiprocessor, device) == cudaSuccess)
-    return bytes;
-  cudaGetLastError();
-  return 100 * 1024;
+bool axes_fit_int32(const Problem& q) {
+  const int64_t axis_max = int64_t(1) << 28;
+  for (int64_t v : {q.h, q.w, q.oh, q.ow, q.kh, q.kw, q.sh, q.sw, q.ph, q.pw})
+    if (v >= axis_max) return false;
+  return true;
 }
 
-avgpool_status allow_shared(const void* kernel, int64_t bytes, const char* name) {
-  if (bytes <= 48 * 1024) return AVGPOOL_SUCCESS;
-  // The opt-in limit covers static shared memory too (e.g. mbarriers).
+avgpool_status set_kernel_attributes(const void* kernel, int threads, int64_t smem, const GridShape& shape,
+                                     const DeviceInfo& device, CudaConfig* c, Decline* why) {
+  c->threads = threads;
+  c->smem = smem;
   cudaFuncAttributes attr;
-  if (cudaFuncGetAttributes(&attr, kernel) == cudaSuccess) bytes -= (int64_t)attr.sharedSizeBytes;
-  cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes);
-  if (e != cudaSuccess) {
-    cudaGetLastError();
-    return set_error(AVGPOOL_ERROR_DEVICE, "%s: cannot allow %lld bytes of shared memory: %s", name,
-                     (long long)bytes, cudaGetErrorString(e));
+  if (cudaFuncGetAttributes(&attr, kernel) != cudaSuccess) {
+    const cudaError_t e = cudaGetLastError();
+    return decline(why, AVGPOOL_ERROR_UNSUPPORTED, "%s has no code for device %d (sm_%d%d): %s", c->kernel_name,
+                   device.ordinal, device.cc_major, device.cc_minor, cudaGetErrorString(e));
   }
+  // The opt-in limit covers static shared memory too (e.g. mbarriers).
+  if (smem + (int64_t)attr.sharedSizeBytes > device.smem_block)
+    return decline(why, AVGPOOL_ERROR_UNSUPPORTED, "%s: %lld bytes of shared memory exceed device %d's %lld",
+                   c->kernel_name, (long long)(smem + (int64_t)attr.sharedSizeBytes), device.ordinal,
+                   (long long)device.smem_block);
+  // A function attribute is per device: set on the plan's device (current
+  // during plan creation), where the plan's launches run.
+  if (smem > 48 * 1024 && smem > (int64_t)attr.maxDynamicSharedSizeBytes) {
+    const cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+    if (e != cudaSuccess) {
+      cudaGetLastError();
+      return decline(why, AVGPOOL_ERROR_UNSUPPORTED, "%s: cannot allow %lld bytes of shared memory: %s",
+                     c->kernel_name, (long long)smem, cudaGetErrorString(e));
+    }
+  }
+  int64_t fit = shape.cap;
+  if (shape.persistent) {
+    int per_sm = 1;
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, (size_t)smem) != cudaSuccess ||
+        per_sm < 1) {
+      cudaGetLastError();
+      per_sm = 1;
+    }
+    fit = (int64_t)per_sm * device.sms;
+  }
+  c->grid = (unsigned)(shape.items < fit ? (shape.items > 0 ? shape.items : 1) : fit);
   return AVGPOOL_SUCCESS;
 }
 
-// Streaming multiprocessors of the current device (once per process).
-int sm_count() {
-  static const int n = [] {
-    int device = 0, count = 132;
-    if (cudaGetDevice(&device) != cudaSuccess ||
-        cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) {
-      cudaGetLastError();
-      count = 132;
-    }
-    return count;
-  }();
-  return n;
+avgpool_status execute_config(const Problem&, const Config& config, const void* src, void* dst, void* stream) {
+  const CudaConfig& c = static_cast<const CudaConfig&>(config);
+  DeviceScope scope(c.device);
+  if (scope.status() != cudaSuccess) {
+    cudaGetLastError();
+    return set_error(AVGPOOL_ERROR_DEVICE, "cannot make the plan's device %d current: %s", c.device,
+                     cudaGetErrorString(scope.status()));
+  }
+  avgpool_status s;
+  if ((s = check_pointer("src", src, c.device)) != AVGPOOL_SUCCESS ||
+      (s = check_pointer("dst", dst, c.device)) != AVGPOOL_SUCCESS ||
+      (s = check_stream((cudaStream_t)stream, c.device)) != AVGPOOL_SUCCESS)
+    return s;
+  return c.launch(c, src, dst, (cudaStream_t)stream);
 }
 
 }  // namespace cuda

@@ -10,7 +10,7 @@
 #include <cuda_runtime.h>
 #include <stdint.h>
 
-#include <initializer_list>
+#include <memory>
 #include <type_traits>
 
 #include "avgpool/avgpool.h"
@@ -107,77 +107,93 @@ __device__ __forceinline__ A finish(A sum, const AxisWindow& r, const AxisWindow
 
 inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-// ---- host-side checks -------------------------------------------------------
-// SUCCESS when a CUDA device is usable (checked once per process), else
-// BACKEND_UNAVAILABLE with the runtime's reason.
-avgpool_status device_usable();
-
-// src and dst must be device (or managed) memory of the current device.
-avgpool_status check_device_pointers(const void* src, const void* dst);
-
-// Runs the first of `fallbacks` that accepts q: for an implementation that
-// learns only at execute that it cannot take the pointers (a misaligned
-// src), which must fall back rather than fail (issue 5).
-avgpool_status execute_fallback(const Problem& q, const void* src, void* dst, void* stream,
-                                std::initializer_list<const Impl*> fallbacks, const char* who);
+// ---- the device a plan binds to --------------------------------------------
+// The current device's properties, read once per device (thread-safe); or
+// BACKEND_UNAVAILABLE with the reason when no device is usable.
+avgpool_status current_device(DeviceInfo* info, Decline* why);
 
 // After a launch: AVGPOOL_ERROR_DEVICE with the runtime's text, or SUCCESS.
 avgpool_status check_launch(const char* kernel);
 
-// Shared-memory bytes a block may use (opt-in limit of the current device).
-int64_t max_shared_per_block();
+// ---- configuration ----------------------------------------------------------
+// The problem's geometry, as every kernel-argument struct starts (each
+// derives from it and adds its own fields).
+struct Geometry {
+  int64_t planes, h, w, oh, ow, kh, kw, sh, sw, ph, pw, divisor_override;
+  bool include_pad;
+};
+Geometry geometry_of(const Problem& q);
 
-// Shared-memory bytes of one SM (all resident blocks together).
-int64_t max_shared_per_sm();
+// What a CUDA implementation decides at plan creation: the device, the
+// kernel instantiation and its launch shape. Args (the kernel's argument
+// struct) lives in KernelConfig<Args>.
+struct CudaConfig : Config {
+  int device = 0;
+  const char* kernel_name = "";
+  avgpool_status (*launch)(const CudaConfig& config, const void* src, void* dst, cudaStream_t stream) = nullptr;
+  unsigned grid = 0;
+  int threads = 0;
+  int64_t smem = 0;
+};
+template <class Args> struct KernelConfig : CudaConfig {
+  Args args;
+};
 
-// Streaming multiprocessors of the current device (132 if the query fails).
-int sm_count();
+// The execute of every CUDA implementation: src and dst must be memory of
+// the plan's device (or managed), a non-default stream must belong to it;
+// the launch runs with the plan's device current and restores the caller's.
+avgpool_status execute_config(const Problem& q, const Config& config, const void* src, void* dst, void* stream);
 
-// Raises a kernel's dynamic shared-memory limit once (thread-safe).
-avgpool_status allow_shared(const void* kernel, int64_t bytes, const char* name);
-
-// Blocks for a grid-stride launch over `items` work items.
-inline unsigned grid_for(int64_t items, int64_t cap = int64_t(1) << 20) {
-  return (unsigned)(items < cap ? items : cap);
+template <class Args, typename T, void (*Kernel)(const T*, T*, Args)>
+avgpool_status launch_kernel(const CudaConfig& c, const void* src, void* dst, cudaStream_t stream) {
+  Kernel<<<c.grid, c.threads, (size_t)c.smem, stream>>>(static_cast<const T*>(src), static_cast<T*>(dst),
+                                                       static_cast<const KernelConfig<Args>&>(c).args);
+  return check_launch(c.kernel_name);
 }
 
-// Launches kernel on a persistent grid: as many blocks of `threads` as fit on
-// the device at once (occupancy API), at most `items`; then check_launch(name).
-template <typename... Params, typename... Args>
-avgpool_status launch_persistent(void (*kernel)(Params...), int64_t items, int threads, int64_t smem,
-                                 cudaStream_t stream, const char* name, Args&&... args) {
-  int per_sm = 1;
-  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, (size_t)smem) != cudaSuccess ||
-      per_sm < 1) {
-    cudaGetLastError();
-    per_sm = 1;
-  }
-  const int64_t fit = (int64_t)per_sm * sm_count();
-  const int64_t grid = items < fit ? items : fit;
-  kernel<<<(unsigned)grid, threads, (size_t)smem, stream>>>(static_cast<Args&&>(args)...);
-  return check_launch(name);
+// How many blocks a launch gets: `items` capped at `cap` (grid-stride
+// kernels), or a persistent grid of as many blocks as fit on the device at
+// once (occupancy), at most `items`.
+struct GridShape {
+  int64_t items;
+  bool persistent;
+  int64_t cap = int64_t(1) << 20;
+};
+
+// Makes Kernel the configuration's kernel: raises its dynamic shared-memory
+// limit on the plan's device (current during init) when smem needs it and
+// sizes the grid. UNSUPPORTED in *why if the device cannot give smem.
+avgpool_status set_kernel_attributes(const void* kernel, int threads, int64_t smem, const GridShape& shape,
+                                     const DeviceInfo& device, CudaConfig* c, Decline* why);
+
+template <class Args, typename T, void (*Kernel)(const T*, T*, Args)>
+avgpool_status use_kernel(KernelConfig<Args>* c, const char* name, int threads, int64_t smem,
+                          const GridShape& shape, const DeviceInfo& device, Decline* why) {
+  c->kernel_name = name;
+  c->launch = launch_kernel<Args, T, Kernel>;
+  return set_kernel_attributes((const void*)Kernel, threads, smem, shape, device, c, why);
 }
 
-// launch_persistent for a kernel that may take more than 48 KB of dynamic
-// shared memory: raises Kernel's limit to `limit` bytes once per process
-// (a template on the kernel itself, so each kernel has its own flag), then
-// launches; DEVICE error if the limit could not be raised.
-template <auto Kernel, typename... Args>
-avgpool_status launch_persistent_smem(int64_t limit, int64_t items, int threads, int64_t smem, cudaStream_t stream,
-                                      const char* name, Args&&... args) {
-  static const avgpool_status allowed = allow_shared((const void*)Kernel, limit, name);
-  if (smem > 48 * 1024 && allowed != AVGPOOL_SUCCESS)
-    return set_error(AVGPOOL_ERROR_DEVICE, "%s: cannot raise the shared-memory limit", name);
-  return launch_persistent(Kernel, items, threads, smem, stream, name, static_cast<Args&&>(args)...);
+// A new KernelConfig<Args> for a plan on device, with the problem's geometry
+// in its arguments.
+template <class Args> std::unique_ptr<KernelConfig<Args>> new_config(const Problem& q, const DeviceInfo& device) {
+  auto c = std::make_unique<KernelConfig<Args>>();
+  c->device = device.ordinal;
+  static_cast<Geometry&>(c->args) = geometry_of(q);
+  return c;
 }
 
-// Copies the problem's geometry into a kernel-argument struct (any struct
-// with these fields), so each launcher passes it by value.
-template <typename Args> inline void copy_geometry(const Problem& q, Args* a) {
-  a->planes = q.planes(); a->h = q.h; a->w = q.w; a->oh = q.oh; a->ow = q.ow;
-  a->kh = q.kh; a->kw = q.kw; a->sh = q.sh; a->sw = q.sw; a->ph = q.ph; a->pw = q.pw;
-  a->divisor_override = q.divisor_override;
-  a->include_pad = q.count_include_pad;
+// One range guard: kernels that index within an axis in int32 take axes,
+// kernels, strides and paddings below 2^28 (sums of a few stay below 2^31).
+bool axes_fit_int32(const Problem& q);
+
+// Calls f(std::integral_constant<int, K>{}) with K the first of Ks equal to
+// k, else K = 0 (the run-time-size instantiation): the one compile-time
+// window-size switch of the backend.
+template <int... Ks, typename F> inline avgpool_status dispatch_k(int64_t k, F&& f) {
+  avgpool_status result = AVGPOOL_ERROR_INTERNAL;
+  const bool matched = ((k == Ks ? (result = f(std::integral_constant<int, Ks>{}), true) : false) || ...);
+  return matched ? result : f(std::integral_constant<int, 0>{});
 }
 
 // Calls f(T{}) with T the device storage type of dtype.
@@ -199,17 +215,6 @@ template <typename F> inline avgpool_status dispatch_dtype_flag(avgpool_dtype dt
     return flag ? f(zero, std::true_type{}) : f(zero, std::false_type{});
   });
 }
-
-// The implementations of this backend (one per .cu file).
-extern const Impl kRowStreamImpl;
-extern const Impl kNchwVecColumnsImpl;
-extern const Impl kNchwColumnsImpl;
-extern const Impl kNchwRowsImpl;
-extern const Impl kStrideEqImpl;
-extern const Impl kNhwcStreamImpl;
-extern const Impl kNhwcImpl;
-extern const Impl kGenericImpl;
-extern const Impl kDirectImpl;
 
 }  // namespace cuda
 }  // namespace avgpool

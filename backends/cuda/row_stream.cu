@@ -1,6 +1,7 @@
-// cuda:row_stream - NCHW with wide rows (the seed case): any kernel, stride,
-// padding, ceil_mode and divisor while a row feeds at most 6 output rows
-// (ceil(kh / sh) <= 6), ow <= 1024 and rows are 16-byte multiples.
+// cuda:nchw_row_stream - NCHW with wide rows (the seed case: 16x64x2048x2048
+// f32, kernel 11, stride 11): any kernel, stride, padding, ceil_mode and
+// divisor while a row feeds at most 3 output rows (ceil(kh / sh) <= 3),
+// ow <= 1024 and rows are 16-byte multiples; src 16-byte aligned.
 //
 // Work units are a few output rows of one plane (the seed: one output row,
 // 11 input rows = 88 KB of f32), handed round-robin over a persistent grid of
@@ -33,10 +34,11 @@ namespace avgpool {
 namespace cuda {
 namespace {
 
+constexpr const char* kName = "cuda:nchw_row_stream";
 constexpr int kConsumerWarps = 8;
 constexpr int kConsumers = kConsumerWarps * 32;
 constexpr int kThreads = kConsumers + 32;  // + one producer warp
-constexpr int kMaxSlots = 6;         // output rows one input row may feed
+constexpr int kMaxSlots = 3;         // output rows one input row may feed
 constexpr int kMaxColumns = 4;       // output columns per consumer thread
 // Measured (2026-11-29, H200; docs/cuda.md, log 25-30 and 36): one block
 // per SM left its 6 working warps latency-bound (f16 seed 3.27 ms, per-row
@@ -56,9 +58,7 @@ __host__ __device__ constexpr int stage_target(int blocks) { return blocks == 3 
 // are read twice, the second time mostly from L2).
 constexpr int64_t kUnitTarget = 128 * 1024;
 
-struct StreamArgs {
-  int64_t planes, h, w, oh, ow, kh, kw, sh, sw, ph, pw, divisor_override;
-  bool include_pad;
+struct StreamArgs : Geometry {
   int64_t unit_rows, units_per_plane, total_units;  // work units of unit_rows output rows
   int rows_per_stage;
   int stages;
@@ -264,50 +264,34 @@ row_stream_kernel(const T* __restrict__ src, T* __restrict__ dst, StreamArgs a) 
 }
 
 // ---- host ------------------------------------------------------------------------------
-bool geometry(const Problem& q, StreamArgs* a, int64_t* smem) {
+// Plans the ring for q on device into a, or declines.
+avgpool_status plan_ring(const Problem& q, const DeviceInfo& device, StreamArgs* a, int64_t* smem, Decline* why) {
   const int64_t es = q.element_size, V = 16 / es;
   const int64_t row_bytes = q.w * es;
-  if (q.layout != AVGPOOL_LAYOUT_NCHW) {
-    set_error(AVGPOOL_ERROR_UNSUPPORTED, "cuda:row_stream is NCHW only");
-    return false;
-  }
-  if (row_bytes % 16 != 0) {
-    set_error(AVGPOOL_ERROR_UNSUPPORTED,
-              "cuda:row_stream: rows of %lld bytes are not a multiple of 16 (the copy engine's unit)",
-              (long long)row_bytes);
-    return false;
-  }
-  if (q.ow > (int64_t)kConsumers * kMaxColumns) {
-    set_error(AVGPOOL_ERROR_UNSUPPORTED, "cuda:row_stream: %lld output columns (at most %d)",
-              (long long)q.ow, kConsumers * kMaxColumns);
-    return false;
-  }
-  const int64_t axis_max = int64_t(1) << 28;  // the consumers' int row math (sums of a few stay < 2^31)
-  if (q.h >= axis_max || q.kh >= axis_max || q.sh >= axis_max || q.ph >= axis_max) {
-    set_error(AVGPOOL_ERROR_UNSUPPORTED, "cuda:row_stream: rows, kernel, stride or padding of 2^28 or more");
-    return false;
-  }
+  if (q.layout != AVGPOOL_LAYOUT_NCHW) return decline(why, AVGPOOL_ERROR_UNSUPPORTED, "%s is NCHW only", kName);
+  if (row_bytes % 16 != 0)
+    return decline(why, AVGPOOL_ERROR_UNSUPPORTED,
+                   "%s: rows of %lld bytes are not a multiple of 16 (the copy engine's unit)", kName,
+                   (long long)row_bytes);
+  if (q.ow > (int64_t)kConsumers * kMaxColumns)
+    return decline(why, AVGPOOL_ERROR_UNSUPPORTED, "%s: %lld output columns (at most %d)", kName, (long long)q.ow,
+                   kConsumers * kMaxColumns);
+  if (!axes_fit_int32(q))
+    return decline(why, AVGPOOL_ERROR_UNSUPPORTED, "%s: an axis, kernel, stride or padding of 2^28 or more",
+                   kName);
   const int64_t slots = q.kh <= q.sh ? 1 : ceil_div(q.kh, q.sh);
-  if (slots > kMaxSlots) {
-    set_error(AVGPOOL_ERROR_UNSUPPORTED,
-              "cuda:row_stream: an input row feeds up to %lld output rows (at most %d)", (long long)slots,
-              kMaxSlots);
-    return false;
-  }
-  // per block: its share of the SM less the 1 KB the runtime reserves, the
-  // barriers and 16 bytes of slack for vector over-reads
+  if (slots > kMaxSlots)
+    return decline(why, AVGPOOL_ERROR_UNSUPPORTED, "%s: an input row feeds up to %lld output rows (at most %d)",
+                   kName, (long long)slots, kMaxSlots);
   const int blocks = blocks_per_sm((int)es, q.ow <= kConsumers ? 1 : kMaxColumns);
   const int64_t limit =
-      std::min<int64_t>(max_shared_per_block(), max_shared_per_sm() / blocks - 1024) - 2 * kMaxRingStages * 8 - 16;
+      std::min<int64_t>(device.smem_block, device.smem_sm / blocks - 1024) - 2 * kMaxRingStages * 8 - 16;
   const int64_t rows_per_stage = std::max<int64_t>(1, stage_target(blocks) / row_bytes);
   const int64_t stage = rows_per_stage * row_bytes;
   const int64_t stages = std::min<int64_t>(kMaxRingStages, limit / stage);
-  if (stages < 3 || stage >= (int64_t(1) << 20)) {
-    set_error(AVGPOOL_ERROR_UNSUPPORTED,
-              "cuda:row_stream: rows of %lld bytes do not fit three times in shared memory",
-              (long long)row_bytes);
-    return false;
-  }
+  if (stages < 3 || stage >= (int64_t(1) << 20))
+    return decline(why, AVGPOOL_ERROR_UNSUPPORTED, "%s: rows of %lld bytes do not fit three times in shared memory",
+                   kName, (long long)row_bytes);
   a->unit_rows = std::min<int64_t>(q.oh, std::max<int64_t>(1, kUnitTarget / (q.sh * row_bytes)));
   a->units_per_plane = ceil_div(q.oh, a->unit_rows);
   a->total_units = q.planes() * a->units_per_plane;
@@ -317,89 +301,47 @@ bool geometry(const Problem& q, StreamArgs* a, int64_t* smem) {
   a->slots = (int)slots;
   a->vec = V > 1 && q.sw % V == 0 && q.pw % V == 0;
   *smem = stages * stage + 16;
-  return true;
+  return AVGPOOL_SUCCESS;
 }
 
-// AUTO takes this kernel where it measured faster (2026-11-29, H200,
-// docs/cuda.md log 25-36), with wide output rows (>= 128 outputs, so that
-// most consumer warps work):
-//  - stride >= kernel: seed f32 3.955 ms against 4.040 on cuda:nchw_rows;
-//    f16/bf16 pytorch numerics 2.02 against 2.14; but f16/bf16 fast
-//    numerics stay on cuda:stride_eq_kernel (1.998 against 2.021);
-//  - large overlapping windows feeding up to 3 output rows per input row:
-//    k11 s4 on 1024x1024 planes 1.36 ms against 2.22 on cuda:nchw_rows
-//    (pytorch numerics 1.56 against 3.98); not the 5x5 stride 1 windows
-//    (k5 s1 p2: 3.86 against 1.93 on cuda:generic) nor, unmeasured here,
-//    the small windows that cuda:nchw_columns walks.
-bool auto_skip(const Problem& q) {
-  if (q.ow < 128) return true;
-  if (q.kh > q.sh) return ceil_div(q.kh, q.sh) > 3 || q.kh < 8;
-  const bool half = q.dtype == AVGPOOL_DTYPE_F16 || q.dtype == AVGPOOL_DTYPE_BF16;
-  return half && q.numerics == AVGPOOL_NUMERICS_FAST && kStrideEqImpl.accepts(q) == AVGPOOL_SUCCESS;
-}
-
-avgpool_status accepts(const Problem& q) {
-  avgpool_status s = device_usable();
-  if (s != AVGPOOL_SUCCESS) return s;
-  StreamArgs a;
-  int64_t smem;
-  return geometry(q, &a, &smem) ? AVGPOOL_SUCCESS : AVGPOOL_ERROR_UNSUPPORTED;
-}
-
-template <typename T, int K, int RM, int CPT, bool PYT>
-avgpool_status launch_k(const StreamArgs& a, int64_t smem, const T* src, T* dst, cudaStream_t st) {
-  return launch_persistent_smem<row_stream_kernel<T, K, RM, CPT, PYT>>(
-      max_shared_per_block(), a.total_units, kThreads, smem, st, "row_stream_kernel", src, dst, a);
-}
-
-// Compile-time window widths for the measured shapes (the seed's 11 with one
-// slot, 11 with stride 4, 5 and 3 with stride 1); any other geometry takes
-// the runtime-width kernel with enough slots.
-template <typename T, int CPT, bool PYT>
-avgpool_status launch_cpt(const StreamArgs& a, int64_t smem, const T* src, T* dst, cudaStream_t st) {
-  if (a.kw == 11 && a.slots == 1) return launch_k<T, 11, 1, CPT, PYT>(a, smem, src, dst, st);
-  if (a.kw == 11 && a.slots <= 3) return launch_k<T, 11, 3, CPT, PYT>(a, smem, src, dst, st);
-  if (a.kw == 5 && a.slots > 3) return launch_k<T, 5, kMaxSlots, CPT, PYT>(a, smem, src, dst, st);
-  if (a.kw == 3 && a.slots <= 3) return launch_k<T, 3, 3, CPT, PYT>(a, smem, src, dst, st);
-  if (a.slots == 1) return launch_k<T, 0, 1, CPT, PYT>(a, smem, src, dst, st);
-  if (a.slots <= 3) return launch_k<T, 0, 3, CPT, PYT>(a, smem, src, dst, st);
-  return launch_k<T, 0, kMaxSlots, CPT, PYT>(a, smem, src, dst, st);
-}
-
+// The kernel instantiation: compile-time window widths 11, 5 and 3 (the
+// others run-time), open output rows 1 or 3, columns per thread 1 or 4.
 template <typename T, bool PYT>
-avgpool_status launch(const StreamArgs& a, int64_t smem, const T* src, T* dst, cudaStream_t st) {
-  return a.ow <= kConsumers ? launch_cpt<T, 1, PYT>(a, smem, src, dst, st)
-                            : launch_cpt<T, kMaxColumns, PYT>(a, smem, src, dst, st);
+avgpool_status choose_kernel(KernelConfig<StreamArgs>* c, int64_t smem, const DeviceInfo& device, Decline* why) {
+  const StreamArgs& a = c->args;
+  auto use = [&](auto k, auto rm, auto cpt) {
+    return use_kernel<StreamArgs, T, row_stream_kernel<T, decltype(k)::value, decltype(rm)::value, decltype(cpt)::value, PYT>>(
+        c, "row_stream_kernel", kThreads, smem, GridShape{a.total_units, true}, device, why);
+  };
+  auto with_cpt = [&](auto cpt) {
+    return dispatch_k<11, 5, 3>(a.kw, [&](auto k) {
+      return a.slots == 1 ? use(k, std::integral_constant<int, 1>{}, cpt) : use(k, std::integral_constant<int, 3>{}, cpt);
+    });
+  };
+  return a.ow <= kConsumers ? with_cpt(std::integral_constant<int, 1>{})
+                            : with_cpt(std::integral_constant<int, kMaxColumns>{});
 }
 
-avgpool_status execute(const Problem& q, const void* src, void* dst, void* stream) {
-  avgpool_status s = check_device_pointers(src, dst);
-  if (s != AVGPOOL_SUCCESS) return s;
-  if ((uintptr_t)src % 16 != 0) {
-    // The copy engine needs 16-byte-aligned rows; a misaligned src (e.g. a
-    // view one element in) falls back.
-    return execute_fallback(q, src, dst, stream, {&kNchwRowsImpl, &kDirectImpl}, "cuda:row_stream");
-  }
-  StreamArgs a;
+avgpool_status init(const Problem& q, const DeviceInfo& device, ConfigPtr* config, Decline* why) {
+  auto c = new_config<StreamArgs>(q, device);
   int64_t smem = 0;
-  if (!geometry(q, &a, &smem)) return AVGPOOL_ERROR_UNSUPPORTED;
-  copy_geometry(q, &a);
-  const bool pyt = q.numerics == AVGPOOL_NUMERICS_PYTORCH;
-  return dispatch_dtype_flag(q.dtype, pyt, [&](auto zero, auto pytorch_order) {
-    using T = decltype(zero);
-    return launch<T, decltype(pytorch_order)::value>(a, smem, static_cast<const T*>(src), static_cast<T*>(dst),
-                                                     (cudaStream_t)stream);
+  if (plan_ring(q, device, &c->args, &smem, why) != AVGPOOL_SUCCESS) return why->status;
+  c->src_align = 16;  // bulk copies of whole rows
+  const avgpool_status s = dispatch_dtype_flag(q.dtype, q.numerics == AVGPOOL_NUMERICS_PYTORCH, [&](auto zero, auto pyt) {
+    return choose_kernel<decltype(zero), decltype(pyt)::value>(c.get(), smem, device, why);
   });
+  if (s == AVGPOOL_SUCCESS) *config = std::move(c);
+  return s;
 }
 
 }  // namespace
 
-const Impl kRowStreamImpl = {
-    /* .name     = */ "cuda:row_stream",
-    /* .backend  = */ AVGPOOL_BACKEND_CUDA,
-    /* .accepts  = */ accepts,
-    /* .execute  = */ execute,
-    /* .auto_skip= */ auto_skip,
+const Impl kNchwRowStreamImpl = {
+    /* .name      = */ kName,
+    /* .backend   = */ AVGPOOL_BACKEND_CUDA,
+    /* .direction = */ Direction::kForward,
+    /* .init      = */ init,
+    /* .execute   = */ execute_config,
 };
 
 }  // namespace cuda

@@ -5,67 +5,37 @@
 #include <new>
 
 #include "avgpool/avgpool.h"
+#include "dispatch.h"
 #include "error.h"
-#include "impl.h"
 #include "problem.h"
 #include "reference/reference.h"
 
+// A plan: the problem, the device it is bound to, and what each direction
+// chose at creation (implementation and its configuration).
 struct avgpool_plan {
   avgpool::Problem problem;
-  const avgpool::Impl* impl;
+  avgpool::DeviceInfo device;
+  avgpool::Choice forward;
 };
 
 namespace {
 
-using avgpool::Impl;
 using avgpool::Problem;
 using avgpool::set_error;
-
-const Impl* find_impl(const char* name) {
-  for (const Impl* impl : avgpool::all_impls())
-    if (strcmp(impl->name, name) == 0) return impl;
-  return nullptr;
-}
-
-// The first implementation of the problem's backend (any for AUTO) that
-// accepts it. On failure the message of the last refusal stands.
-avgpool_status choose_impl(const Problem& problem, const Impl** chosen) {
-  avgpool_status last = AVGPOOL_ERROR_BACKEND_UNAVAILABLE;
-  bool any_of_backend = false;
-  for (const Impl* impl : avgpool::all_impls()) {
-    if (problem.backend != AVGPOOL_BACKEND_AUTO && impl->backend != problem.backend) continue;
-    any_of_backend = true;
-    if (impl->auto_skip != nullptr && impl->auto_skip(problem)) continue;  // a later one is faster
-    last = impl->accepts(problem);
-    if (last == AVGPOOL_SUCCESS) {
-      avgpool::clear_error();
-      *chosen = impl;
-      return AVGPOOL_SUCCESS;
-    }
-  }
-  if (!any_of_backend)
-    return set_error(AVGPOOL_ERROR_BACKEND_UNAVAILABLE, "backend %s is not compiled into this build",
-                     avgpool::backend_name(problem.backend));
-  return last;
-}
 
 avgpool_status create_plan(const avgpool_params* p, const char* impl_name, avgpool_plan** plan) {
   if (plan == nullptr) return set_error(AVGPOOL_ERROR_INVALID_ARGUMENT, "plan (the out-pointer) is NULL");
   Problem problem;
   avgpool_status s = avgpool::make_problem(p, &problem);
   if (s != AVGPOOL_SUCCESS) return s;
-  const Impl* impl = nullptr;
-  if (impl_name != nullptr) {
-    impl = find_impl(impl_name);
-    if (impl == nullptr)
-      return set_error(AVGPOOL_ERROR_INVALID_ARGUMENT, "impl_name (\"%s\") names no implementation",
-                       impl_name);
-    if ((s = impl->accepts(problem)) != AVGPOOL_SUCCESS) return s;
-  } else if ((s = choose_impl(problem, &impl)) != AVGPOOL_SUCCESS) {
+  avgpool_plan* created = new (std::nothrow) avgpool_plan;
+  if (created == nullptr) return set_error(AVGPOOL_ERROR_OUT_OF_MEMORY, "no memory for the plan");
+  s = avgpool::choose(problem, avgpool::Direction::kForward, impl_name, &created->device, &created->forward);
+  if (s != AVGPOOL_SUCCESS) {
+    delete created;
     return s;
   }
-  avgpool_plan* created = new (std::nothrow) avgpool_plan{std::move(problem), impl};
-  if (created == nullptr) return set_error(AVGPOOL_ERROR_OUT_OF_MEMORY, "no memory for the plan");
+  created->problem = std::move(problem);
   *plan = created;
   return AVGPOOL_SUCCESS;
 }
@@ -141,7 +111,7 @@ AVGPOOL_API avgpool_status avgpool_plan_impl_name(const avgpool_plan* plan, cons
   avgpool::clear_error();
   if (plan == nullptr) return set_error(AVGPOOL_ERROR_INVALID_ARGUMENT, "plan is NULL");
   if (name == nullptr) return set_error(AVGPOOL_ERROR_INVALID_ARGUMENT, "name is NULL");
-  *name = plan->impl->name;
+  *name = plan->forward.impl->name;
   return AVGPOOL_SUCCESS;
 }
 
@@ -166,7 +136,7 @@ AVGPOOL_API avgpool_status avgpool_plan_execute(const avgpool_plan* plan, const 
                      "src (%p, %lld bytes) and dst (%p, %lld bytes) overlap", src,
                      (long long)(q.src_elements * q.element_size), (void*)dst,
                      (long long)(q.dst_elements * q.element_size));
-  return plan->impl->execute(q, src, dst, stream);
+  return avgpool::run_choice(q, plan->forward, src, dst, stream);
 }
 
 AVGPOOL_API avgpool_status avgpool_forward(const avgpool_params* p, const void* src, void* dst,
@@ -206,32 +176,30 @@ AVGPOOL_API avgpool_status avgpool_reference_outputs(const avgpool_plan* plan, c
 AVGPOOL_API avgpool_status avgpool_impl_count(int64_t* count) {
   avgpool::clear_error();
   if (count == nullptr) return set_error(AVGPOOL_ERROR_INVALID_ARGUMENT, "count is NULL");
-  *count = (int64_t)avgpool::all_impls().size();
+  *count = (int64_t)avgpool::impl_count();
   return AVGPOOL_SUCCESS;
 }
 
 AVGPOOL_API avgpool_status avgpool_impl_name(int64_t index, const char** name) {
   avgpool::clear_error();
-  const auto& list = avgpool::all_impls();
+  const int64_t count = (int64_t)avgpool::impl_count();
   if (name == nullptr) return set_error(AVGPOOL_ERROR_INVALID_ARGUMENT, "name is NULL");
-  if (index < 0 || index >= (int64_t)list.size())
+  if (index < 0 || index >= count)
     return set_error(AVGPOOL_ERROR_INVALID_ARGUMENT, "index (%lld) must be in [0, %lld)",
-                     (long long)index, (long long)list.size());
-  *name = list[index]->name;
+                     (long long)index, (long long)count);
+  *name = avgpool::impl_at((size_t)index)->name;
   return AVGPOOL_SUCCESS;
 }
 
 AVGPOOL_API avgpool_status avgpool_impl_accepts(const char* impl_name, const avgpool_params* p) {
   avgpool::clear_error();
   if (impl_name == nullptr) return set_error(AVGPOOL_ERROR_INVALID_ARGUMENT, "impl_name is NULL");
-  const Impl* impl = find_impl(impl_name);
-  if (impl == nullptr)
-    return set_error(AVGPOOL_ERROR_INVALID_ARGUMENT, "impl_name (\"%s\") names no implementation",
-                     impl_name);
   Problem problem;
   avgpool_status s = avgpool::make_problem(p, &problem);
   if (s != AVGPOOL_SUCCESS) return s;
-  return impl->accepts(problem);
+  avgpool::DeviceInfo device;
+  avgpool::Choice choice;
+  return avgpool::choose(problem, avgpool::Direction::kForward, impl_name, &device, &choice);
 }
 
 }  // extern "C"
