@@ -20,7 +20,7 @@
 #include <algorithm>
 
 #include "common.cuh"
-#include "stream_rows.cuh"
+#include "bulk_ring.cuh"
 
 namespace avgpool {
 namespace cuda {

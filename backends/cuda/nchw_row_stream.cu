@@ -28,7 +28,8 @@
 #include <algorithm>
 
 #include "common.cuh"
-#include "stream_rows.cuh"
+#include "impls.h"
+#include "bulk_ring.cuh"
 
 namespace avgpool {
 namespace cuda {

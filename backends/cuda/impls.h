@@ -1,0 +1,21 @@
+// The CUDA backend's implementations (one per .cu file). The AUTO policy
+// (policy.cu) orders them; they never call each other.
+#pragma once
+
+#include "impl.h"
+
+namespace avgpool {
+namespace cuda {
+
+extern const Impl kNchwRowStreamImpl;     // nchw_row_stream.cu
+extern const Impl kNchwVecColumnWalkImpl; // nchw_vec_column_walk.cu
+extern const Impl kNchwColumnWalkImpl;    // nchw_column_walk.cu
+extern const Impl kNchwTiledImpl;         // nchw_tiled.cu
+extern const Impl kNchwRowBulkImpl;       // nchw_row_bulk.cu
+extern const Impl kNchwStrideEqImpl;      // nchw_stride_eq.cu
+extern const Impl kNhwcTileStreamImpl;    // nhwc_tile_stream.cu
+extern const Impl kNhwcColumnWalkImpl;    // nhwc_column_walk.cu
+extern const Impl kAnyDirectImpl;         // any_direct.cu
+
+}  // namespace cuda
+}  // namespace avgpool
