@@ -217,7 +217,9 @@ avgpool_status execute_config(const Problem&, const Config& config, const void* 
       (s = check_pointer("dst", dst, c.device)) != AVGPOOL_SUCCESS ||
       (s = check_stream((cudaStream_t)stream, c.device)) != AVGPOOL_SUCCESS)
     return s;
-  return c.launch(c, src, dst, (cudaStream_t)stream);
+  const bool vec_ok = (uintptr_t)src % (uintptr_t)c.vec_align == 0 && (uintptr_t)dst % (uintptr_t)c.vec_align == 0;
+  const CudaConfig& run = vec_ok || c.unaligned == nullptr ? c : *c.unaligned;
+  return run.launch(run, src, dst, (cudaStream_t)stream);
 }
 
 }  // namespace cuda

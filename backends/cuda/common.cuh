@@ -134,6 +134,10 @@ struct CudaConfig : Config {
   unsigned grid = 0;
   int threads = 0;
   int64_t smem = 0;
+  // An implementation with a 16-byte-vector kernel and a scalar one for the
+  // same problem: pointers not aligned to vec_align bytes run `unaligned`.
+  int64_t vec_align = 1;
+  std::unique_ptr<CudaConfig> unaligned;
 };
 template <class Args> struct KernelConfig : CudaConfig {
   Args args;

@@ -17,5 +17,9 @@ extern const Impl kNhwcTileStreamImpl;    // nhwc_tile_stream.cu
 extern const Impl kNhwcColumnWalkImpl;    // nhwc_column_walk.cu
 extern const Impl kAnyDirectImpl;         // any_direct.cu
 
+// Outputs one block of cuda:nchw_tiled computes on problem (0 when it
+// declines it): the policy passes over tiles too small to pay for themselves.
+int64_t nchw_tiled_outputs_per_block(const Problem& problem, const DeviceInfo& device);
+
 }  // namespace cuda
 }  // namespace avgpool
