@@ -1,6 +1,6 @@
-// cuda:nchw_columns - NCHW, square kernels of 2, 3, 5 or 7 (pytorch
-// numerics: up to 5) with a row stride of 1 or 2 (any column stride,
-// padding, ceil_mode, divisor): the overlapping windows of CNNs.
+// cuda:nchw_column_walk - NCHW, square kernels of 2, 3 or 5 with a row
+// stride of 1 or 2 (any column stride, padding, ceil_mode, divisor): the
+// overlapping windows of CNNs, in both numerics.
 //
 // A thread owns one output column of one plane and walks down a run of
 // output rows. Each input row under the run is loaded once (its window's K
@@ -18,10 +18,11 @@
 // windows in fast numerics, the next K outputs' loads too.
 // The divisor comes from window.h (per-axis factors, divisor_from_factors).
 // No shared memory and no barriers; element offsets in 64 bits, index math
-// within an axis in 32 (axes below 2^30); 1-D grid-stride grid.
+// within an axis in 32 (axes below 2^28); 1-D grid-stride grid.
 #include <algorithm>
 
 #include "common.cuh"
+#include "impls.h"
 
 namespace avgpool {
 namespace cuda {
@@ -29,9 +30,9 @@ namespace {
 
 constexpr int kThreads = 256;
 
-struct ColumnArgs {
-  int64_t planes, h, w, oh, ow, kh, kw, sh, sw, ph, pw, divisor_override;
-  bool include_pad;
+constexpr const char* kName = "cuda:nchw_column_walk";
+
+struct ColumnArgs : Geometry {
   int64_t total;  // planes * runs * ow threads
   int64_t runs;   // runs of output rows per column
   int64_t run;    // output rows per run
@@ -159,57 +160,16 @@ nchw_columns_kernel(const T* __restrict__ src, T* __restrict__ dst, ColumnArgs a
   }
 }
 
-// pytorch numerics keep K elements per row: up to 5x5 (7x7 would spill)
-bool shape_supported(const Problem& q) {
-  const bool pyt = q.numerics == AVGPOOL_NUMERICS_PYTORCH;
-  const bool k_ok = q.kh == q.kw && (q.kh == 2 || q.kh == 3 || q.kh == 5 || (q.kh == 7 && !pyt));
-  const int64_t axis_max = int64_t(1) << 30;  // the kernel's int index math
-  const bool fits = q.h < axis_max && q.w < axis_max && q.oh < axis_max && q.ow < axis_max;
-  return k_ok && (q.sh == 1 || q.sh == 2) && q.sh <= q.kh && fits;
-}
-
-avgpool_status accepts(const Problem& q) {
-  avgpool_status s = device_usable();
-  if (s != AVGPOOL_SUCCESS) return s;
-  if (q.layout != AVGPOOL_LAYOUT_NCHW)
-    return set_error(AVGPOOL_ERROR_UNSUPPORTED, "cuda:nchw_columns is NCHW only");
-  if (!shape_supported(q))
-    return set_error(AVGPOOL_ERROR_UNSUPPORTED,
-                     "cuda:nchw_columns takes square kernels of 2, 3, 5 or 7 (pytorch numerics: up to 5) "
-                     "with a row stride of 1 or 2 and axes below 2^30 (kernel %lldx%lld, stride %lld)",
-                     (long long)q.kh, (long long)q.kw, (long long)q.sh);
-  return AVGPOOL_SUCCESS;
-}
-
-template <typename T, int K, int S, bool PYT>
-avgpool_status launch_kernel(const ColumnArgs& a, const T* src, T* dst, cudaStream_t st) {
-  nchw_columns_kernel<T, K, S, PYT><<<grid_for(ceil_div(a.total, kThreads)), kThreads, 0, st>>>(src, dst, a);
-  return check_launch("nchw_columns_kernel");
-}
-
-template <typename T, int K, bool PYT>
-avgpool_status launch_k(const ColumnArgs& a, const T* src, T* dst, cudaStream_t st) {
-  return a.sh == 2 ? launch_kernel<T, K, 2, PYT>(a, src, dst, st) : launch_kernel<T, K, 1, PYT>(a, src, dst, st);
-}
-
-template <typename T, bool PYT>
-avgpool_status launch(const ColumnArgs& a, const T* src, T* dst, cudaStream_t st) {
-  switch (a.kh) {
-    case 2: return launch_k<T, 2, PYT>(a, src, dst, st);
-    case 3: return launch_k<T, 3, PYT>(a, src, dst, st);
-    case 5: return launch_k<T, 5, PYT>(a, src, dst, st);
-    default:
-      if constexpr (!PYT) return launch_k<T, 7, PYT>(a, src, dst, st);
-      return set_error(AVGPOOL_ERROR_INTERNAL, "cuda:nchw_columns: unexpected kernel %lld", (long long)a.kh);
-  }
-}
-
-avgpool_status execute(const Problem& q, const void* src, void* dst, void* stream) {
-  avgpool_status s = check_device_pointers(src, dst);
-  if (s != AVGPOOL_SUCCESS) return s;
-  if (!shape_supported(q)) return set_error(AVGPOOL_ERROR_UNSUPPORTED, "cuda:nchw_columns: shape not supported");
-  ColumnArgs a;
-  copy_geometry(q, &a);
+avgpool_status init(const Problem& q, const DeviceInfo& device, ConfigPtr* config, Decline* why) {
+  if (q.layout != AVGPOOL_LAYOUT_NCHW) return decline(why, AVGPOOL_ERROR_UNSUPPORTED, "%s is NCHW only", kName);
+  const bool k_ok = q.kh == q.kw && (q.kh == 2 || q.kh == 3 || q.kh == 5);
+  if (!k_ok || !(q.sh == 1 || q.sh == 2) || q.sh > q.kh || !axes_fit_int32(q))
+    return decline(why, AVGPOOL_ERROR_UNSUPPORTED,
+                   "%s takes square kernels of 2, 3 or 5 with a row stride of 1 or 2 and axes below 2^28 "
+                   "(kernel %lldx%lld, stride %lld)",
+                   kName, (long long)q.kh, (long long)q.kw, (long long)q.sh);
+  auto c = new_config<ColumnArgs>(q, device);
+  ColumnArgs& a = c->args;
   // Rows per run: long runs re-read fewer rows (K - S per run) but leave
   // fewer, longer threads. Measured (2026-11-29, H200, f32): runs as long as
   // ~800K threads remain, split evenly (k3 s1 p1 on 56x56 planes: 2 runs of
@@ -226,30 +186,34 @@ avgpool_status execute(const Problem& q, const void* src, void* dst, void* strea
   // Fast numerics take the element path too for 2x2 windows and row stride 2,
   // where it measured faster than row sums (2026-11-29, H200, f32: k2 s2 on
   // 64x128x112x112 0.149 vs 0.176 ms; k3 s2 p1 ceil 0.083 vs 0.089 ms).
-  // (the element path holds K * K values: up to 5x5)
-  const bool pyt = q.numerics == AVGPOOL_NUMERICS_PYTORCH || ((q.kh == 2 || q.sh == 2) && q.kh <= 5);
-  return dispatch_dtype_flag(q.dtype, pyt, [&](auto zero, auto pytorch_order) {
+  const bool elements = q.numerics == AVGPOOL_NUMERICS_PYTORCH || q.kh == 2 || q.sh == 2;
+  const avgpool_status s = dispatch_dtype_flag(q.dtype, elements, [&](auto zero, auto pyt) {
     using T = decltype(zero);
-    return launch<T, decltype(pytorch_order)::value>(a, static_cast<const T*>(src), static_cast<T*>(dst),
-                                                     (cudaStream_t)stream);
+    return dispatch_k<2, 3, 5>(q.kh, [&](auto k) {
+      constexpr int K = decltype(k)::value;
+      if constexpr (K == 0) {
+        return decline(why, AVGPOOL_ERROR_INTERNAL, "%s: no instantiation for kernel %lld", kName, (long long)q.kh);
+      } else {
+        const GridShape grid{ceil_div(a.total, kThreads), false};
+        return q.sh == 2 ? use_kernel<ColumnArgs, T, nchw_columns_kernel<T, K, 2, decltype(pyt)::value>>(
+                               c.get(), "nchw_columns_kernel", kThreads, 0, grid, device, why)
+                         : use_kernel<ColumnArgs, T, nchw_columns_kernel<T, K, 1, decltype(pyt)::value>>(
+                               c.get(), "nchw_columns_kernel", kThreads, 0, grid, device, why);
+      }
+    });
   });
+  if (s == AVGPOOL_SUCCESS) *config = std::move(c);
+  return s;
 }
-
-// AUTO passes over this kernel for 7x7 windows (cuda:generic). 5x5 stays
-// here since the int index math and batched loads: 2026-11-29, H200, k5 s1
-// p2 on 8x64x1024x1024 f32, pytorch numerics 2.06 ms here against 2.78 on
-// cuda:generic, fast numerics 1.59 against 1.93 (cuda:nchw_vec_columns,
-// earlier in the list, takes fast stride 1 at 1.21).
-bool auto_skip(const Problem& q) { return q.kh >= 7; }
 
 }  // namespace
 
-const Impl kNchwColumnsImpl = {
-    /* .name     = */ "cuda:nchw_columns",
-    /* .backend  = */ AVGPOOL_BACKEND_CUDA,
-    /* .accepts  = */ accepts,
-    /* .execute  = */ execute,
-    /* .auto_skip= */ auto_skip,
+const Impl kNchwColumnWalkImpl = {
+    /* .name      = */ kName,
+    /* .backend   = */ AVGPOOL_BACKEND_CUDA,
+    /* .direction = */ Direction::kForward,
+    /* .init      = */ init,
+    /* .execute   = */ execute_config,
 };
 
 }  // namespace cuda

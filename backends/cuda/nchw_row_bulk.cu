@@ -1,6 +1,6 @@
-// cuda:nchw_rows - NCHW, any stride (stride == kernel and overlapping),
-// padding, ceil_mode, divisor, whenever a few full input rows fit in shared
-// memory (W up to ~4K f32 for k11). The first choice for NCHW.
+// cuda:nchw_row_bulk - NCHW, any stride (stride == kernel and overlapping),
+// padding, ceil_mode, divisor, whenever a window's full input rows fit twice
+// in shared memory (W up to ~4K f32 for k11); small planes several at a time.
 //
 // In NCHW the input rows under a group of output rows are one contiguous
 // byte range (and whole small planes are contiguous too). So a work item is
@@ -23,6 +23,7 @@
 
 #include "bulk_copy.cuh"
 #include "common.cuh"
+#include "impls.h"
 
 namespace avgpool {
 namespace cuda {
@@ -33,11 +34,11 @@ constexpr int kConsumers = kConsumerWarps * 32;
 constexpr int kThreads = kConsumers + 32;  // + one producer warp
 constexpr int kMaxStages = 4;
 
-struct RowsArgs {
-  int64_t planes, h, w, oh, ow, kh, kw, sh, sw, ph, pw, divisor_override;
-  int64_t items, row_groups;  // items = plane_groups * row_groups * chunks
-  int64_t chunks, oxc;        // column chunks per output row (> 1: per-row copies), outputs per chunk
-  int64_t vs_pitch;           // row pitch of the vertical-sum buffer (elements)
+constexpr const char* kName = "cuda:nchw_row_bulk";
+
+struct RowsArgs : Geometry {
+  int64_t items, row_groups;  // items = plane_groups * row_groups
+  int64_t vs_pitch;           // row pitch of the vertical-sum buffer (elements): w
   int64_t r_rows;             // output rows per item (P == 1)
   int64_t p_planes;           // planes per item (> 1 only when whole planes fit)
   int stages;
@@ -46,7 +47,6 @@ struct RowsArgs {
   int tab_offset;             // bytes: window tables (3 x int32 per output row and column)
   bool tables;                // oh, ow small enough for the tables
   bool separable;             // fast numerics: vertical then horizontal sums (else direct sums)
-  bool include_pad;
 };
 
 __device__ __forceinline__ void consumers_sync() {
@@ -58,7 +58,7 @@ __device__ __forceinline__ void consumers_sync() {
 struct Item {
   int64_t p0, r0, r1, oy0;
   int np, noy;
-  int64_t first, count;  // elements of src (chunks == 1: one contiguous range)
+  int64_t first, count;  // elements of src: one contiguous range
   int64_t xa, pitch;     // columns [xa, xa + pitch) of each row are in the stage
   int64_t ox0;
   int nox;               // output columns [ox0, ox0 + nox)
@@ -67,8 +67,6 @@ struct Item {
 template <typename T>
 __device__ __forceinline__ Item decode(const RowsArgs& a, int64_t item) {
   Item it;
-  const int64_t chunk = item % a.chunks;
-  item /= a.chunks;
   const int64_t pg = item / a.row_groups, rg = item - pg * a.row_groups;
   it.p0 = pg * a.p_planes;
   it.np = (int)(a.planes - it.p0 < a.p_planes ? a.planes - it.p0 : a.p_planes);
@@ -89,16 +87,6 @@ __device__ __forceinline__ Item decode(const RowsArgs& a, int64_t item) {
   it.pitch = a.w;
   it.ox0 = 0;
   it.nox = (int)a.ow;
-  if (a.chunks > 1) {  // 16-byte-aligned rows (checked on the host)
-    constexpr int64_t V = 16 / sizeof(T);
-    it.ox0 = chunk * a.oxc;
-    it.nox = (int)(a.ow - it.ox0 < a.oxc ? a.ow - it.ox0 : a.oxc);
-    const int64_t cx0 = axis_window(it.ox0, a.w, a.kw, a.sw, a.pw).begin;
-    const int64_t cx1 = axis_window(it.ox0 + it.nox - 1, a.w, a.kw, a.sw, a.pw).end;
-    it.xa = cx0 / V * V;
-    const int64_t xb = (cx1 + V - 1) / V * V;
-    it.pitch = (xb < a.w ? xb : a.w) - it.xa;
-  }
   return it;
 }
 
@@ -130,20 +118,6 @@ nchw_rows_kernel(const T* __restrict__ src, T* __restrict__ dst, RowsArgs a) {
       const int s = k % a.stages;
       if (k >= a.stages) mbar_wait(&empty[s], (uint32_t)((k / a.stages - 1) & 1));
       const Item it = decode<T>(a, item);
-      if (a.chunks > 1) {
-        // one copy per input row of the chunk's aligned column span
-        unsigned char* stage = smem + (size_t)s * a.stage_bytes;
-        const uint32_t row_bytes = (uint32_t)(it.pitch * sizeof(T));
-        const int nrows = (int)(it.r1 - it.r0);
-        asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
-        if (lane == 0) mbar_arrive_expect_tx(&full[s], row_bytes * (uint32_t)nrows);
-        __syncwarp();
-        for (int y = lane; y < nrows; y += 32)
-          bulk_copy_g2s(stage + (size_t)y * row_bytes, src + (it.p0 * a.h + it.r0 + y) * a.w + it.xa,
-                        row_bytes, &full[s]);
-        if (lane != 0) mbar_arrive(&full[s]);
-        continue;
-      }
       const char* g0 = reinterpret_cast<const char*>(src + it.first);
       const char* g1 = reinterpret_cast<const char*>(src + it.first + it.count);
       const uintptr_t mis = (uintptr_t)g0 & 15;
@@ -209,7 +183,7 @@ nchw_rows_kernel(const T* __restrict__ src, T* __restrict__ dst, RowsArgs a) {
     const int s = k % a.stages;
     mbar_wait(&full[s], (uint32_t)((k / a.stages) & 1));
     const Item it = decode<T>(a, item);
-    const uintptr_t mis = a.chunks > 1 ? 0 : (uintptr_t)(src + it.first) & 15;
+    const uintptr_t mis = (uintptr_t)(src + it.first) & 15;
     const int64_t P = it.pitch, VP = a.vs_pitch;
     const T* t = reinterpret_cast<const T*>(smem + (size_t)s * a.stage_bytes + mis);
     const int64_t plane_rows = it.r1 - it.r0;  // rows per plane in the stage
@@ -352,16 +326,14 @@ nchw_rows_kernel(const T* __restrict__ src, T* __restrict__ dst, RowsArgs a) {
   }
 }
 
-// ---- host: geometry shared by accepts and execute -------------------------------------
-// aligned: src is 16-byte aligned (known at execute; accepts assumes not).
-bool geometry(const Problem& q, RowsArgs* a, int64_t* smem, bool aligned = false) {
+// ---- host ----------------------------------------------------------------------------
+avgpool_status plan_items(const Problem& q, const DeviceInfo& device, RowsArgs* a, int64_t* smem, Decline* why) {
   const bool pyt = q.numerics == AVGPOOL_NUMERICS_PYTORCH;
   const int64_t es = q.element_size, acc = q.dtype == AVGPOOL_DTYPE_F64 ? 8 : 4;
-  const int64_t V = 16 / es;
-  const int64_t limit = max_shared_per_block() - 1024;
+  const int64_t limit = device.smem_block - 1024;
   const int64_t row_bytes = q.w * es;
   const int64_t target = 16 * 1024;  // a stage's input when rows are narrow
-  int64_t r_rows, p_planes, in_elems, chunks = 1, oxc = q.ow, vs_pitch = q.w;
+  int64_t r_rows, p_planes, in_elems;
   if (q.h * row_bytes <= target / 2 && q.planes() > 1) {
     // whole planes per item, ~32 KB of them: fewer, fuller items measured
     // faster than 16 KB (2026-11-29, H200, global 7x7 on 256x2048 f32 planes:
@@ -376,23 +348,9 @@ bool geometry(const Problem& q, RowsArgs* a, int64_t* smem, bool aligned = false
     r_rows = std::min<int64_t>(r_rows, q.oh);
     const int64_t rows = std::min<int64_t>(q.h, (r_rows - 1) * q.sh + q.kh);
     in_elems = rows * q.w;
-    // Only when whole rows would not fit twice: small per-row items measured
-    // slower (2026-11-29, seed f32: 7.65 ms in 5 chunks vs 3.97 ms whole rows).
-    const int64_t whole = (in_elems * es + 31) / 16 * 16;
-    const int64_t tab_max = (3 * (std::min<int64_t>(q.oh, 2048) + std::min<int64_t>(q.ow, 2048)) * 4 + 15) / 16 * 16;
-    if (aligned && row_bytes % 16 == 0 && r_rows == 1 && 2 * whole + q.w * acc + tab_max > limit &&
-        q.ow > 1) {
-      // column chunks: one bulk copy per row of a 16-byte-aligned span
-      chunks = std::min<int64_t>(q.ow, ceil_div(in_elems * es, 40 * 1024));
-      oxc = ceil_div(q.ow, chunks);
-      chunks = ceil_div(q.ow, oxc);
-      const int64_t span = std::min<int64_t>(q.w, ceil_div((oxc - 1) * q.sw + q.kw + 2 * (V - 1), V) * V);
-      vs_pitch = span;
-      in_elems = rows * span;
-    }
   }
   const int64_t stage = (in_elems * es + 16 + 15) / 16 * 16;  // + misalignment slack
-  const int64_t vs = pyt ? 0 : (p_planes * r_rows * vs_pitch * acc + 15) / 16 * 16;
+  const int64_t vs = pyt ? 0 : (p_planes * r_rows * q.w * acc + 15) / 16 * 16;
   const bool tables = q.oh <= 2048 && q.ow <= 2048 && q.kh < (1 << 30) && q.kw < (1 << 30);
   const int64_t tab = tables ? (3 * (q.oh + q.ow) * 4 + 15) / 16 * 16 : 0;
   // Stages: up to 4 while a block stays within ~110 KB (two or more blocks
@@ -403,16 +361,12 @@ bool geometry(const Problem& q, RowsArgs* a, int64_t* smem, bool aligned = false
   if (stages < 2) stages = 2;
   if (stages > kMaxStages) stages = kMaxStages;
   if (stages * stage + vs + tab > limit || stage >= (int64_t(1) << 31)) {
-    set_error(AVGPOOL_ERROR_UNSUPPORTED,
-              "cuda:nchw_rows: %lld input rows of %lld bytes do not fit twice in shared memory",
-              (long long)q.kh, (long long)row_bytes);
-    return false;
+    return decline(why, AVGPOOL_ERROR_UNSUPPORTED, "%s: %lld input rows of %lld bytes do not fit twice in shared memory",
+                   kName, (long long)q.kh, (long long)row_bytes);
   }
   a->r_rows = r_rows;
   a->p_planes = p_planes;
-  a->chunks = chunks;
-  a->oxc = oxc;
-  a->vs_pitch = vs_pitch;
+  a->vs_pitch = q.w;
   a->stages = (int)stages;
   a->stage_bytes = (int)stage;
   a->vs_offset = (int)(stages * stage);
@@ -425,80 +379,36 @@ bool geometry(const Problem& q, RowsArgs* a, int64_t* smem, bool aligned = false
   // 0.037 ms direct vs 0.058 separable).
   a->separable = !pyt && q.kh * q.kw > 9 && p_planes == 1;
   a->row_groups = ceil_div(q.oh, r_rows);
-  a->items = ceil_div(q.planes(), p_planes) * a->row_groups * chunks;
+  a->items = ceil_div(q.planes(), p_planes) * a->row_groups;
   *smem = stages * stage + vs + tab;
-  return true;
+  return AVGPOOL_SUCCESS;
 }
 
-// AUTO passes over this kernel where the register-staged stride == kernel
-// kernel measured faster (2026-11-29, H200): f16/bf16 stride == kernel in
-// fast numerics (f16 seed 1.97 ms vs 2.06; its pytorch numerics are slower
-// there: 2.75 ms vs 2.07) and tiny kernels (k2 s2 on 112x112: 0.28 vs 0.40).
-bool auto_skip(const Problem& q) {
-  if (!q.stride_equals_kernel() || q.layout != AVGPOOL_LAYOUT_NCHW) return false;
-  const bool fast = q.numerics == AVGPOOL_NUMERICS_FAST;
-  const bool half = q.dtype == AVGPOOL_DTYPE_F16 || q.dtype == AVGPOOL_DTYPE_BF16;
-  const bool prefer = (half && fast) || q.kh * q.kw <= 4;
-  return prefer && kStrideEqImpl.accepts(q) == AVGPOOL_SUCCESS;
-}
-
-avgpool_status accepts(const Problem& q) {
-  avgpool_status s = device_usable();
-  if (s != AVGPOOL_SUCCESS) return s;
-  if (q.layout != AVGPOOL_LAYOUT_NCHW)
-    return set_error(AVGPOOL_ERROR_UNSUPPORTED, "cuda:nchw_rows is NCHW only");
-  RowsArgs a;
-  int64_t smem;
-  return geometry(q, &a, &smem) ? AVGPOOL_SUCCESS : AVGPOOL_ERROR_UNSUPPORTED;
-}
-
-template <typename T, int K, bool PYT>
-avgpool_status launch_k(const RowsArgs& a, int64_t smem, const T* src, T* dst, cudaStream_t st) {
-  return launch_persistent_smem<nchw_rows_kernel<T, K, PYT>>(max_shared_per_block(), a.items, kThreads, smem, st,
-                                                             "nchw_rows_kernel", src, dst, a);
-}
-
-template <typename T, bool PYT>
-avgpool_status launch(const RowsArgs& a, int64_t smem, const T* src, T* dst, cudaStream_t st) {
-  const int k = a.kh == a.kw ? (int)a.kh : 0;
-  switch (k) {
-    case 2: return launch_k<T, 2, PYT>(a, smem, src, dst, st);
-    case 3: return launch_k<T, 3, PYT>(a, smem, src, dst, st);
-    case 4: return launch_k<T, 4, PYT>(a, smem, src, dst, st);
-    case 5: return launch_k<T, 5, PYT>(a, smem, src, dst, st);
-    case 7: return launch_k<T, 7, PYT>(a, smem, src, dst, st);
-    case 11: return launch_k<T, 11, PYT>(a, smem, src, dst, st);
-    default: return launch_k<T, 0, PYT>(a, smem, src, dst, st);
-  }
-}
-
-avgpool_status execute(const Problem& q, const void* src, void* dst, void* stream) {
-  avgpool_status s = check_device_pointers(src, dst);
-  if (s != AVGPOOL_SUCCESS) return s;
-  RowsArgs a;
+avgpool_status init(const Problem& q, const DeviceInfo& device, ConfigPtr* config, Decline* why) {
+  if (q.layout != AVGPOOL_LAYOUT_NCHW) return decline(why, AVGPOOL_ERROR_UNSUPPORTED, "%s is NCHW only", kName);
+  auto c = new_config<RowsArgs>(q, device);
   int64_t smem = 0;
-  if (!geometry(q, &a, &smem, (uintptr_t)src % 16 == 0)) {
-    // accepts() planned column chunks, which need a 16-byte-aligned src; a
-    // misaligned one falls back.
-    return execute_fallback(q, src, dst, stream, {&kGenericImpl, &kDirectImpl}, "cuda:nchw_rows");
-  }
-  copy_geometry(q, &a);
-  const bool pyt = q.numerics == AVGPOOL_NUMERICS_PYTORCH;
-  return dispatch_dtype_flag(q.dtype, pyt, [&](auto zero, auto pytorch_order) {
-    using T = decltype(zero);
-    return launch<T, decltype(pytorch_order)::value>(a, smem, static_cast<const T*>(src), static_cast<T*>(dst),
-                                                     (cudaStream_t)stream);
-  });
+  if (plan_items(q, device, &c->args, &smem, why) != AVGPOOL_SUCCESS) return why->status;
+  const avgpool_status s =
+      dispatch_dtype_flag(q.dtype, q.numerics == AVGPOOL_NUMERICS_PYTORCH, [&](auto zero, auto pyt) {
+        using T = decltype(zero);
+        return dispatch_k<2, 3, 4, 5, 7, 11>(q.kh == q.kw ? q.kh : 0, [&](auto k) {
+          return use_kernel<RowsArgs, T, nchw_rows_kernel<T, decltype(k)::value, decltype(pyt)::value>>(
+              c.get(), "nchw_rows_kernel", kThreads, smem, GridShape{c->args.items, true}, device, why);
+        });
+      });
+  if (s == AVGPOOL_SUCCESS) *config = std::move(c);
+  return s;
 }
 
 }  // namespace
 
-const Impl kNchwRowsImpl = {
-    /* .name     = */ "cuda:nchw_rows",
-    /* .backend  = */ AVGPOOL_BACKEND_CUDA,
-    /* .accepts  = */ accepts,
-    /* .execute  = */ execute,
-    /* .auto_skip= */ auto_skip,
+const Impl kNchwRowBulkImpl = {
+    /* .name      = */ kName,
+    /* .backend   = */ AVGPOOL_BACKEND_CUDA,
+    /* .direction = */ Direction::kForward,
+    /* .init      = */ init,
+    /* .execute   = */ execute_config,
 };
 
 }  // namespace cuda

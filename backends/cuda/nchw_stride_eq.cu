@@ -1,5 +1,6 @@
-// cuda:stride_eq_kernel - NCHW, stride == kernel (non-overlapping windows),
-// any padding, ceil_mode, divisor; the seed case (k11 s11 on 2048x2048).
+// cuda:nchw_stride_eq - NCHW, stride == kernel (non-overlapping windows),
+// any padding, ceil_mode, divisor and any row width (rows wider than a block
+// are cut into column chunks).
 //
 // One block per (plane, output row, column chunk); a chunk is the whole row
 // when it fits in one block (it does for W <= 2048 f32 / 4096 f16). Phase 1:
@@ -17,24 +18,22 @@
 // or base is not 16-byte aligned. K (= kh = kw) is a template parameter for
 // 2, 3, 4, 5, 7, 8, 11 and runtime otherwise. 64-bit plane offsets; the grid
 // is 1-D and grid-stride (any N*C).
-#include <stdlib.h>
-
 #include <algorithm>
 
 #include "common.cuh"
+#include "impls.h"
 
 namespace avgpool {
 namespace cuda {
 namespace {
 
-struct SeArgs {
+constexpr const char* kName = "cuda:nchw_stride_eq";
+
+struct SeArgs : Geometry {
   int64_t items;                 // planes * oh * chunks
-  int64_t h, w, oh, ow;
-  int64_t kh, kw, ph, pw;
-  int64_t divisor_override;
   int chunks, oxc;               // chunks per output row, outputs per chunk
   int pitch;                     // shared-memory row pitch (elements) = threads * V
-  bool include_pad, vec_ok;
+  bool vec_ok;                   // 16-byte row loads (rows and src 16-byte aligned)
 };
 
 constexpr int kMaxThreads = 512;
@@ -159,27 +158,26 @@ stride_eq_kernel(const T* __restrict__ src, T* __restrict__ dst, SeArgs a) {
   }
 }
 
-// ---- geometry: shared by accepts and execute ---------------------------------
-struct Geometry {
+// ---- plan: the tile of one block ----------------------------------------------
+struct Tile {
   int threads = 0, chunks = 0, oxc = 0, pitch = 0;
   int64_t smem = 0;
 };
 
-// Fills g for q in the given numerics; false (with the reason set) if the
-// window does not fit a block.
-bool geometry(const Problem& q, Geometry* g) {
+// Fills g for q in its numerics, or declines when the window does not fit a
+// block.
+avgpool_status plan_tile(const Problem& q, const DeviceInfo& device, Tile* g, Decline* why) {
   const int64_t es = q.element_size, V = 16 / es;
   const bool pyt = q.numerics == AVGPOOL_NUMERICS_PYTORCH;
   const int64_t acc_size = q.dtype == AVGPOOL_DTYPE_F64 ? 8 : 4;
-  const int64_t smem_limit = max_shared_per_block();
+  const int64_t smem_limit = device.smem_block;
   // Vectors per block: a whole 2048-float row for fast numerics; pytorch keeps
   // the raw tile (kh rows) in shared memory, so it takes narrower chunks.
   int64_t maxv = pyt ? 256 : kMaxThreads;
   if (pyt) maxv = std::min<int64_t>(maxv, smem_limit / (q.kh * 16) / 32 * 32);
   if (maxv < 32) {
-    set_error(AVGPOOL_ERROR_UNSUPPORTED, "kernel_h (%lld) too tall for a shared-memory tile",
+    return decline(why, AVGPOOL_ERROR_UNSUPPORTED, "kernel_h (%lld) too tall for a shared-memory tile",
               (long long)q.kh);
-    return false;
   }
   int64_t span;  // columns a chunk may need, vector slack included
   if (ceil_div(q.w, V) * V <= maxv * V) {
@@ -189,9 +187,8 @@ bool geometry(const Problem& q, Geometry* g) {
   } else {
     const int64_t oxc = (maxv * V - 2 * (V - 1)) / q.kw;
     if (oxc < 1) {
-      set_error(AVGPOOL_ERROR_UNSUPPORTED, "kernel_w (%lld) wider than a block's %lld columns",
+      return decline(why, AVGPOOL_ERROR_UNSUPPORTED, "kernel_w (%lld) wider than a block's %lld columns",
                 (long long)q.kw, (long long)(maxv * V));
-      return false;
     }
     g->chunks = (int)ceil_div(q.ow, oxc);
     g->oxc = (int)ceil_div(q.ow, g->chunks);
@@ -201,101 +198,69 @@ bool geometry(const Problem& q, Geometry* g) {
   g->pitch = g->threads * (int)V;
   g->smem = pyt ? q.kh * g->pitch * es : g->pitch * acc_size;
   if (g->smem > smem_limit) {
-    set_error(AVGPOOL_ERROR_UNSUPPORTED, "tile of %lld bytes exceeds shared memory",
+    return decline(why, AVGPOOL_ERROR_UNSUPPORTED, "tile of %lld bytes exceeds shared memory",
               (long long)g->smem);
-    return false;
   }
-  return true;
-}
-
-avgpool_status accepts(const Problem& q) {
-  avgpool_status s = device_usable();
-  if (s != AVGPOOL_SUCCESS) return s;
-  if (q.layout != AVGPOOL_LAYOUT_NCHW)
-    return set_error(AVGPOOL_ERROR_UNSUPPORTED, "cuda:stride_eq_kernel is NCHW only");
-  if (!q.stride_equals_kernel())
-    return set_error(AVGPOOL_ERROR_UNSUPPORTED, "cuda:stride_eq_kernel needs stride == kernel");
-  if (q.w < 16)
-    return set_error(AVGPOOL_ERROR_UNSUPPORTED,
-                     "cuda:stride_eq_kernel wants rows of at least 16 (w = %lld); cuda:nchw_rows "
-                     "and cuda:generic pack narrow planes",
-                     (long long)q.w);
-  Geometry g;
-  return geometry(q, &g) ? AVGPOOL_SUCCESS : AVGPOOL_ERROR_UNSUPPORTED;
+  return AVGPOOL_SUCCESS;
 }
 
 // Blocks per SM the compiler plans registers for: 2 (64 registers, a few
-// spills for K = 11) for f32/f64, 1 for the half types (which spill heavily
-// at 64 registers; measured 2026-11-29 on the seed shape: f32 4.30 ms with 2
-// vs 4.60 with 1; bf16 4.83 with 2 vs 2.37 with 1). AVGPOOL_CUDA_SE_MINB=1|2
-// overrides (a tuning knob for the benchmark, read once).
-int min_blocks(int64_t element_size) {
-  static const int v = [] {
-    const char* e = getenv("AVGPOOL_CUDA_SE_MINB");
-    return e != nullptr ? atoi(e) : 0;
-  }();
-  if (v == 1 || v == 2) return v;
-  return element_size == 2 ? 1 : 2;
-}
-
-template <typename T, int K, bool PYT>
-avgpool_status launch_k(const SeArgs& a, const Geometry& g, const T* src, T* dst, cudaStream_t st) {
-  auto kernel = min_blocks(sizeof(T)) == 1 ? stride_eq_kernel<T, K, PYT, 1> : stride_eq_kernel<T, K, PYT, 2>;
-  static const avgpool_status allowed =
-      allow_shared((const void*)stride_eq_kernel<T, K, PYT, 1>, max_shared_per_block(), "stride_eq_kernel") ||
-      allow_shared((const void*)stride_eq_kernel<T, K, PYT, 2>, max_shared_per_block(), "stride_eq_kernel")
-          ? AVGPOOL_ERROR_DEVICE : AVGPOOL_SUCCESS;
-  if (g.smem > 48 * 1024 && allowed != AVGPOOL_SUCCESS)
-    return set_error(AVGPOOL_ERROR_DEVICE, "stride_eq_kernel: cannot raise the shared-memory limit");
-  kernel<<<grid_for(a.items), g.threads, g.smem, st>>>(src, dst, a);
-  return check_launch("stride_eq_kernel");
-}
-
+// spills for K = 11) for f32/f64, 1 for the half types, which spill heavily
+// at 64 registers (H200, 2026-11-29, seed shape: f32 4.30 ms with 2 vs 4.60
+// with 1; bf16 4.83 with 2 vs 2.37 with 1).
 template <typename T, bool PYT>
-avgpool_status launch(const SeArgs& a, const Geometry& g, const T* src, T* dst, cudaStream_t st) {
-  const int k = a.kh == a.kw ? (int)a.kh : 0;
-  switch (k) {
-    case 2: return launch_k<T, 2, PYT>(a, g, src, dst, st);
-    case 3: return launch_k<T, 3, PYT>(a, g, src, dst, st);
-    case 4: return launch_k<T, 4, PYT>(a, g, src, dst, st);
-    case 5: return launch_k<T, 5, PYT>(a, g, src, dst, st);
-    case 7: return launch_k<T, 7, PYT>(a, g, src, dst, st);
-    case 8: return launch_k<T, 8, PYT>(a, g, src, dst, st);
-    case 11: return launch_k<T, 11, PYT>(a, g, src, dst, st);
-    default: return launch_k<T, 0, PYT>(a, g, src, dst, st);
-  }
+avgpool_status choose_kernel(KernelConfig<SeArgs>* c, const Tile& g, const DeviceInfo& device, Decline* why) {
+  constexpr int kMinBlocks = sizeof(T) == 2 ? 1 : 2;
+  return dispatch_k<2, 3, 4, 5, 7, 8, 11>(c->args.kh == c->args.kw ? c->args.kh : 0, [&](auto k) {
+    return use_kernel<SeArgs, T, stride_eq_kernel<T, decltype(k)::value, PYT, kMinBlocks>>(
+        c, "stride_eq_kernel", g.threads, g.smem, GridShape{c->args.items, false}, device, why);
+  });
 }
 
-avgpool_status execute(const Problem& q, const void* src, void* dst, void* stream) {
-  avgpool_status s = check_device_pointers(src, dst);
-  if (s != AVGPOOL_SUCCESS) return s;
-  Geometry g;
-  if (!geometry(q, &g)) return AVGPOOL_ERROR_UNSUPPORTED;
-  SeArgs a;
-  a.items = q.planes() * q.oh * g.chunks;
-  a.h = q.h; a.w = q.w; a.oh = q.oh; a.ow = q.ow;
-  a.kh = q.kh; a.kw = q.kw; a.ph = q.ph; a.pw = q.pw;
-  a.divisor_override = q.divisor_override;
-  a.chunks = g.chunks; a.oxc = g.oxc; a.pitch = g.pitch;
-  a.include_pad = q.count_include_pad;
-  a.vec_ok = (q.w * q.element_size) % 16 == 0 && (uintptr_t)src % 16 == 0;
-  const bool pyt = q.numerics == AVGPOOL_NUMERICS_PYTORCH;
-  return dispatch_dtype_cuda(q.dtype, [&](auto zero) {
-    using T = decltype(zero);
-    const T* s_ = static_cast<const T*>(src);
-    T* d_ = static_cast<T*>(dst);
-    return pyt ? launch<T, true>(a, g, s_, d_, (cudaStream_t)stream)
-               : launch<T, false>(a, g, s_, d_, (cudaStream_t)stream);
-  });
+avgpool_status init(const Problem& q, const DeviceInfo& device, ConfigPtr* config, Decline* why) {
+  if (q.layout != AVGPOOL_LAYOUT_NCHW) return decline(why, AVGPOOL_ERROR_UNSUPPORTED, "%s is NCHW only", kName);
+  if (!q.stride_equals_kernel())
+    return decline(why, AVGPOOL_ERROR_UNSUPPORTED, "%s needs stride == kernel", kName);
+  if (q.w < 16)
+    return decline(why, AVGPOOL_ERROR_UNSUPPORTED,
+                   "%s wants rows of at least 16 (w = %lld); cuda:nchw_row_bulk and cuda:nchw_tiled pack "
+                   "narrow planes",
+                   kName, (long long)q.w);
+  Tile g;
+  if (plan_tile(q, device, &g, why) != AVGPOOL_SUCCESS) return why->status;
+  // The vector configuration (rows and src 16-byte aligned) and, for other
+  // pointers, the same tile with one element per load.
+  std::unique_ptr<KernelConfig<SeArgs>> variants[2];
+  for (int vec = 1; vec >= 0; --vec) {
+    auto c = new_config<SeArgs>(q, device);
+    c->args.items = q.planes() * q.oh * g.chunks;
+    c->args.chunks = g.chunks;
+    c->args.oxc = g.oxc;
+    c->args.pitch = g.pitch;
+    c->args.vec_ok = vec == 1 && (q.w * q.element_size) % 16 == 0;
+    const avgpool_status s =
+        dispatch_dtype_flag(q.dtype, q.numerics == AVGPOOL_NUMERICS_PYTORCH, [&](auto zero, auto pyt) {
+          return choose_kernel<decltype(zero), decltype(pyt)::value>(c.get(), g, device, why);
+        });
+    if (s != AVGPOOL_SUCCESS) return s;
+    variants[vec] = std::move(c);
+  }
+  if (variants[1]->args.vec_ok) {
+    variants[1]->vec_align = 16;
+    variants[1]->unaligned = std::move(variants[0]);
+  }
+  *config = std::move(variants[1]);
+  return AVGPOOL_SUCCESS;
 }
 
 }  // namespace
 
-const Impl kStrideEqImpl = {
-    /* .name     = */ "cuda:stride_eq_kernel",
-    /* .backend  = */ AVGPOOL_BACKEND_CUDA,
-    /* .accepts  = */ accepts,
-    /* .execute  = */ execute,
+const Impl kNchwStrideEqImpl = {
+    /* .name      = */ kName,
+    /* .backend   = */ AVGPOOL_BACKEND_CUDA,
+    /* .direction = */ Direction::kForward,
+    /* .init      = */ init,
+    /* .execute   = */ execute_config,
 };
 
 }  // namespace cuda

@@ -1,8 +1,8 @@
-// cuda:nchw_vec_columns - NCHW, fast numerics, square kernels of 3, 5 or 7
+// cuda:nchw_vec_column_walk - NCHW, fast numerics, square kernels of 3, 5 or 7
 // (f64: 3 or 5) with stride 1 on both axes, any padding and divisor, rows
 // of 16-byte multiples: the "same-size" blurs of CNNs (3x3 p1, 5x5 p2).
 //
-// cuda:nchw_columns' column walk, one 16-byte vector of V columns per thread
+// cuda:nchw_column_walk's scheme, one 16-byte vector of V columns per thread
 // (4 floats, 8 halves, 2 doubles) instead of one column. A thread owns V
 // consecutive output columns of one plane and walks down a run of output
 // rows. For each input row it loads three vectors - the one under its
@@ -21,11 +21,12 @@
 // Rows are loaded NEW at a time, every load of a block issued before its
 // sums. Divisors come from window.h (per-axis factors, divisor_from_factors),
 // applied as reciprocals (one rounding more than a division: fast numerics'
-// bound). Index math within an axis in int (axes below 2^30), element
+// bound). Index math within an axis in int (axes below 2^28), element
 // offsets in int64; 1-D grid-stride grid; no shared memory.
 #include <algorithm>
 
 #include "common.cuh"
+#include "impls.h"
 
 namespace avgpool {
 namespace cuda {
@@ -33,9 +34,9 @@ namespace {
 
 constexpr int kThreads = 256;
 
-struct VecColumnArgs {
-  int64_t planes, h, w, oh, ow, kh, kw, sh, sw, ph, pw, divisor_override;
-  bool include_pad;
+constexpr const char* kName = "cuda:nchw_vec_column_walk";
+
+struct VecColumnArgs : Geometry {
   bool vec_out;   // outputs sit over the vectors and dst is aligned: 16-byte stores
   int64_t total;  // planes * runs * nt threads
   int64_t runs;   // runs of output rows per plane
@@ -150,80 +151,68 @@ nchw_vec_columns_kernel(const T* __restrict__ src, T* __restrict__ dst, VecColum
   }
 }
 
-bool shape_supported(const Problem& q) {
+avgpool_status init(const Problem& q, const DeviceInfo& device, ConfigPtr* config, Decline* why) {
   const int64_t v = 16 / q.element_size;
   const bool k_ok = q.kh == q.kw && (q.kh == 3 || q.kh == 5 || (q.kh == 7 && q.element_size < 8));
-  const int64_t axis_max = int64_t(1) << 30;  // the kernel's int index math
-  const bool fits = q.h < axis_max && q.w < axis_max && q.oh < axis_max && q.ow < axis_max;
-  return k_ok && q.sh == 1 && q.sw == 1 && q.numerics == AVGPOOL_NUMERICS_FAST && q.w % v == 0 && fits;
-}
-
-avgpool_status accepts(const Problem& q) {
-  avgpool_status s = device_usable();
-  if (s != AVGPOOL_SUCCESS) return s;
-  if (q.layout != AVGPOOL_LAYOUT_NCHW)
-    return set_error(AVGPOOL_ERROR_UNSUPPORTED, "cuda:nchw_vec_columns is NCHW only");
-  if (!shape_supported(q))
-    return set_error(AVGPOOL_ERROR_UNSUPPORTED,
-                     "cuda:nchw_vec_columns takes fast numerics, square kernels of 3, 5 or 7 (f64: 3 or 5), "
-                     "stride 1 and rows of 16-byte multiples (kernel %lldx%lld, stride %lldx%lld, width %lld)",
-                     (long long)q.kh, (long long)q.kw, (long long)q.sh, (long long)q.sw, (long long)q.w);
+  if (q.layout != AVGPOOL_LAYOUT_NCHW) return decline(why, AVGPOOL_ERROR_UNSUPPORTED, "%s is NCHW only", kName);
+  if (!k_ok || q.sh != 1 || q.sw != 1 || q.numerics != AVGPOOL_NUMERICS_FAST || q.w % v != 0 || !axes_fit_int32(q))
+    return decline(why, AVGPOOL_ERROR_UNSUPPORTED,
+                   "%s takes fast numerics, square kernels of 3, 5 or 7 (f64: 3 or 5), stride 1, rows of "
+                   "16-byte multiples and axes below 2^28 (kernel %lldx%lld, stride %lldx%lld, width %lld)",
+                   kName, (long long)q.kh, (long long)q.kw, (long long)q.sh, (long long)q.sw, (long long)q.w);
+  // The configuration with 16-byte stores (outputs over the vectors, dst
+  // aligned) and, for other dst pointers, element stores.
+  std::unique_ptr<KernelConfig<VecColumnArgs>> variants[2];
+  for (int vec_out = 1; vec_out >= 0; --vec_out) {
+    auto c = new_config<VecColumnArgs>(q, device);
+    VecColumnArgs& a = c->args;
+    a.nv = q.w / v;
+    a.nt = ceil_div(q.ow + q.kh / 2 - q.pw, v);
+    a.vec_out = vec_out == 1 && q.pw == q.kh / 2 && q.ow % v == 0;
+    // Rows per run: ~800K threads, runs of 4-256 rows (each run re-reads its
+    // first K - 1 rows). Measured 2026-11-29, H200, f32, threads 100K / 200K /
+    // 400K / 800K / 1.6M: k3 s1 p1 on 32x256x56x56 0.066 / 0.065 / 0.066 /
+    // 0.059 / 0.062 ms; k5 s1 p2 on 8x64x1024x1024 1.239 / 1.239 / 1.242 /
+    // 1.210 / 1.198 ms.
+    const int64_t columns = q.planes() * a.nt;
+    const int64_t min_threads = 800 * 1000;
+    a.runs = std::min<int64_t>(ceil_div(q.oh, 4), std::max(ceil_div(q.oh, 256), ceil_div(min_threads, columns)));
+    a.run = ceil_div(q.oh, a.runs);
+    a.runs = ceil_div(q.oh, a.run);
+    a.total = columns * a.runs;
+    const avgpool_status s = dispatch_dtype_cuda(q.dtype, [&](auto zero) {
+      using T = decltype(zero);
+      return dispatch_k<3, 5, 7>(q.kh, [&](auto k) {
+        constexpr int K = decltype(k)::value;
+        if constexpr (K == 0 || K / 2 > vec_of<T>()) {
+          return decline(why, AVGPOOL_ERROR_INTERNAL, "%s: no instantiation for kernel %lld", kName, (long long)q.kh);
+        } else {
+          return use_kernel<VecColumnArgs, T, nchw_vec_columns_kernel<T, K>>(
+              c.get(), "nchw_vec_columns_kernel", kThreads, 0, GridShape{ceil_div(a.total, kThreads), false}, device,
+              why);
+        }
+      });
+    });
+    if (s != AVGPOOL_SUCCESS) return s;
+    variants[vec_out] = std::move(c);
+  }
+  variants[1]->src_align = 16;  // 16-byte row loads; other pointers run another implementation
+  if (variants[1]->args.vec_out) {
+    variants[1]->vec_align = 16;
+    variants[1]->unaligned = std::move(variants[0]);
+  }
+  *config = std::move(variants[1]);
   return AVGPOOL_SUCCESS;
-}
-
-template <typename T, int K>
-avgpool_status launch_kernel(const VecColumnArgs& a, const T* src, T* dst, cudaStream_t st) {
-  nchw_vec_columns_kernel<T, K><<<grid_for(ceil_div(a.total, kThreads)), kThreads, 0, st>>>(src, dst, a);
-  return check_launch("nchw_vec_columns_kernel");
-}
-
-avgpool_status execute(const Problem& q, const void* src, void* dst, void* stream) {
-  avgpool_status s = check_device_pointers(src, dst);
-  if (s != AVGPOOL_SUCCESS) return s;
-  if (!shape_supported(q))
-    return set_error(AVGPOOL_ERROR_UNSUPPORTED, "cuda:nchw_vec_columns: shape not supported");
-  if ((uintptr_t)src % 16 != 0)  // element-aligned only: the scalar column walk takes it
-    return execute_fallback(q, src, dst, stream, {&kNchwColumnsImpl, &kGenericImpl, &kDirectImpl},
-                            "cuda:nchw_vec_columns");
-  const int64_t v = 16 / q.element_size;
-  VecColumnArgs a;
-  copy_geometry(q, &a);
-  a.nv = q.w / v;
-  a.nt = ceil_div(q.ow + q.kh / 2 - q.pw, v);
-  a.vec_out = q.pw == q.kh / 2 && q.ow % v == 0 && (uintptr_t)dst % 16 == 0;
-  // Rows per run: ~800K threads, runs of 4-256 rows (each run re-reads its
-  // first K - 1 rows). Measured 2026-11-29, H200, f32, threads 100K / 200K /
-  // 400K / 800K / 1.6M: k3 s1 p1 on 32x256x56x56 0.066 / 0.065 / 0.066 /
-  // 0.059 / 0.062 ms; k5 s1 p2 on 8x64x1024x1024 1.239 / 1.239 / 1.242 /
-  // 1.210 / 1.198 ms.
-  const int64_t columns = q.planes() * a.nt;
-  const int64_t min_threads = 800 * 1000;
-  a.runs = std::min<int64_t>(ceil_div(q.oh, 4), std::max(ceil_div(q.oh, 256), ceil_div(min_threads, columns)));
-  a.run = ceil_div(q.oh, a.runs);
-  a.runs = ceil_div(q.oh, a.run);
-  a.total = columns * a.runs;
-  return dispatch_dtype_cuda(q.dtype, [&](auto zero) {
-    using T = decltype(zero);
-    const T* s_ = static_cast<const T*>(src);
-    T* d_ = static_cast<T*>(dst);
-    cudaStream_t st = (cudaStream_t)stream;
-    switch (q.kh) {
-      case 3: return launch_kernel<T, 3>(a, s_, d_, st);
-      case 5: return launch_kernel<T, 5>(a, s_, d_, st);
-      default:
-        if constexpr (vec_of<T>() >= 3) return launch_kernel<T, 7>(a, s_, d_, st);
-        return set_error(AVGPOOL_ERROR_INTERNAL, "cuda:nchw_vec_columns: unexpected kernel %lld", (long long)q.kh);
-    }
-  });
 }
 
 }  // namespace
 
-const Impl kNchwVecColumnsImpl = {
-    /* .name     = */ "cuda:nchw_vec_columns",
-    /* .backend  = */ AVGPOOL_BACKEND_CUDA,
-    /* .accepts  = */ accepts,
-    /* .execute  = */ execute,
+const Impl kNchwVecColumnWalkImpl = {
+    /* .name      = */ kName,
+    /* .backend   = */ AVGPOOL_BACKEND_CUDA,
+    /* .direction = */ Direction::kForward,
+    /* .init      = */ init,
+    /* .execute   = */ execute_config,
 };
 
 }  // namespace cuda

@@ -1,23 +1,112 @@
-// The CUDA backend's implementations, in dispatch order (AUTO takes the first
-// that accepts and does not auto_skip): NCHW rows streamed through a ring of
-// bulk-copy stages (wide rows, the seed case), the NCHW column walk on
-// 16-byte vectors (fast numerics, 3x3/5x5/7x7 stride 1), the scalar NCHW
-// column walk (square 2x2 and 3x3 windows, row stride 1 or 2), the tiled
-// generic path (NCHW, overlapping windows), NCHW rows through the bulk copy engine (any stride, rows that fit
-// in shared memory), the register-staged stride == kernel path (NCHW, any
-// width), NHWC tiles streamed through shared memory (16-byte channel
-// groups), the NHWC path, and a one-thread-per-output fallback that takes
-// anything. The measurements behind each auto_skip are beside it.
+// The CUDA backend's AUTO policy: for a problem, the implementations to try,
+// best first. Plan creation initialises them in this order and keeps the
+// first that accepts; an implementation that declines says why. Every rule
+// below names the measurement behind it (H200, f32 unless said, 2026-11-29;
+// docs/cuda.md has the tables).
 #include "common.cuh"
+#include "impls.h"
 
 namespace avgpool {
-
+namespace cuda {
 namespace {
-const Impl* const kCudaImpls[] = {&cuda::kRowStreamImpl, &cuda::kNchwVecColumnsImpl, &cuda::kNchwColumnsImpl,
-                                  &cuda::kGenericImpl,   &cuda::kNchwRowsImpl,        &cuda::kStrideEqImpl,
-                                  &cuda::kNhwcStreamImpl, &cuda::kNhwcImpl,      &cuda::kDirectImpl};
+
+const Impl* const kImpls[] = {&kNchwRowStreamImpl, &kNchwVecColumnWalkImpl, &kNchwColumnWalkImpl,
+                              &kNchwTiledImpl,     &kNchwRowBulkImpl,       &kNchwStrideEqImpl,
+                              &kNhwcTileStreamImpl, &kNhwcColumnWalkImpl,   &kAnyDirectImpl};
+
+// Threads of one cuda:nchw_tiled block: tiles of fewer than two outputs per
+// thread do not pay for themselves.
+constexpr int64_t kTiledThreads = 256;
+
+bool half_type(const Problem& q) { return q.element_size == 2; }
+bool fast(const Problem& q) { return q.numerics == AVGPOOL_NUMERICS_FAST; }
+
+// cuda:nchw_row_stream wants wide output rows (>= 128 outputs, so most of its
+// consumer warps work), and either
+//  - stride >= kernel: seed 3.955 ms against 4.040 on cuda:nchw_row_bulk;
+//    f16/bf16 pytorch numerics 2.02 against 2.14;
+//  - or large overlapping windows that feed at most 3 output rows per input
+//    row: k11 s4 on 1024x1024 planes 1.36 ms against 2.22 on
+//    cuda:nchw_row_bulk (pytorch numerics 1.56 against 3.98). Not 5x5 at
+//    stride 1 (3.86 against 1.93 on cuda:nchw_tiled), nor the small windows
+//    the column walks take.
+bool row_stream_wanted(const Problem& q) {
+  if (q.ow < 128) return false;
+  if (q.kh <= q.sh) return true;
+  return ceil_div(q.kh, q.sh) <= 3 && q.kh >= 8;
 }
 
-ImplList cuda_impls() { return ImplList{kCudaImpls, sizeof kCudaImpls / sizeof kCudaImpls[0]}; }
+// cuda:nchw_tiled, except where another measured faster: stride == kernel
+// beyond 2x2 (seed: cuda:nchw_row_bulk 4.04 ms against 4.75), tiles of fewer
+// than two outputs per thread (global 7x7: cuda:nchw_row_bulk 0.037-0.057 ms
+// against 2.5), and pytorch numerics beyond 5x5 windows (k11 s4:
+// cuda:nchw_row_bulk 3.98 ms against 5.25).
+bool tiled_wanted(const Problem& q, const DeviceInfo& device) {
+  if (q.stride_equals_kernel() && q.kh * q.kw > 4) return false;
+  if (!fast(q) && q.kh * q.kw > 25) return false;
+  return nchw_tiled_outputs_per_block(q, device) >= 2 * kTiledThreads;
+}
+
+// cuda:nchw_stride_eq before cuda:nchw_row_bulk for stride == kernel in
+// f16/bf16 fast numerics (f16 seed 1.97 ms against 2.06; its pytorch
+// numerics are slower there: 2.75 against 2.07) and for tiny windows (k2 s2
+// on 112x112 planes: 0.28 ms against 0.40).
+bool stride_eq_before_row_bulk(const Problem& q) {
+  return q.stride_equals_kernel() && ((half_type(q) && fast(q)) || q.kh * q.kw <= 4);
+}
+
+// cuda:nhwc_tile_stream, except where cuda:nhwc_column_walk measured faster
+// in fast numerics (ms there against here):
+//  - square 3/5/7 windows at row stride 2, and 7x7 (k3 s2 p1 ceil 0.073
+//    against 0.078);
+//  - 3x3 and 5x5 at stride 1 in 2-byte types, and 5x5 in f64 (f16 k3 s1 p1
+//    on 32x256x56x56 0.059 against 0.069, k5 s1 p2 on 8x64x512x512 0.274
+//    against 0.335; bf16 0.059 / 0.064, 0.276 / 0.307; f64 k5 0.762 /
+//    0.860). f32 stays on the stream (0.066 / 0.070, 1.356 / 1.450).
+bool tile_stream_wanted(const Problem& q) {
+  if (!fast(q) || q.kh != q.kw) return true;
+  if ((q.kh == 3 || q.kh == 5 || q.kh == 7) && (q.sh == 2 || q.kh == 7)) return false;
+  if (q.sh == 1 && q.sw == 1 && (q.kh == 3 || q.kh == 5))
+    return !(half_type(q) || (q.element_size == 8 && q.kh == 5));
+  return true;
+}
+
+size_t auto_order(const Problem& q, const DeviceInfo& device, Direction direction, const Impl** out, size_t cap) {
+  size_t n = 0;
+  auto add = [&](const Impl* impl) {
+    for (size_t i = 0; i < n; ++i)
+      if (out[i] == impl) return;
+    if (n < cap) out[n++] = impl;
+  };
+  if (direction != Direction::kForward) return 0;
+  if (q.layout == AVGPOOL_LAYOUT_NCHW) {
+    if (row_stream_wanted(q)) add(&kNchwRowStreamImpl);
+    add(&kNchwVecColumnWalkImpl);  // fast numerics, 3x3/5x5/7x7 at stride 1
+    add(&kNchwColumnWalkImpl);     // 2x2/3x3/5x5 at row stride 1 or 2
+    if (tiled_wanted(q, device)) add(&kNchwTiledImpl);
+    if (stride_eq_before_row_bulk(q)) add(&kNchwStrideEqImpl);
+    add(&kNchwRowBulkImpl);        // rows that fit in shared memory
+    add(&kNchwStrideEqImpl);       // stride == kernel at any width
+  } else {
+    if (tile_stream_wanted(q)) add(&kNhwcTileStreamImpl);
+    add(&kNhwcColumnWalkImpl);
+  }
+  add(&kAnyDirectImpl);  // anything: one thread per output
+  return n;
+}
+
+}  // namespace
+}  // namespace cuda
+
+const Backend* cuda_backend() {
+  static const Backend backend = {
+      /* .id         = */ AVGPOOL_BACKEND_CUDA,
+      /* .impls      = */ cuda::kImpls,
+      /* .count      = */ sizeof cuda::kImpls / sizeof cuda::kImpls[0],
+      /* .device     = */ cuda::current_device,
+      /* .auto_order = */ cuda::auto_order,
+  };
+  return &backend;
+}
 
 }  // namespace avgpool
