@@ -16,10 +16,10 @@ if [[ $what == tests || $what == all ]]; then
 fi
 if [[ $what == bench || $what == all ]]; then
   timeout 200 $B/bench/gpu/avgpool_gpu_bench --json $OUT/bench.json --cudnn "$CUDNN_DIR" 2>&1 | tee -a $OUT/bench.log
-  for impl in cuda:stride_eq_kernel cuda:generic cuda:nchw_rows cuda:row_stream cuda:nchw_vec_columns cuda:nchw_columns; do
+  for impl in cuda:nchw_stride_eq cuda:nchw_tiled cuda:nchw_row_bulk cuda:nchw_row_stream cuda:nchw_vec_column_walk cuda:nchw_column_walk; do
     timeout 60 $B/bench/gpu/avgpool_gpu_bench --only nchw --impl $impl --reps 10 2>&1 | grep -vE "^device|^cuDNN|^copy" | tee -a $OUT/bench-forced.log
   done
-  for impl in cuda:nhwc cuda:nhwc_stream; do
+  for impl in cuda:nhwc_column_walk cuda:nhwc_tile_stream; do
     timeout 60 $B/bench/gpu/avgpool_gpu_bench --only nhwc --impl $impl --reps 10 2>&1 | grep -vE "^device|^cuDNN|^copy" | tee -a $OUT/bench-forced.log
   done
   timeout 200 python3 $B/bench/gpu/torch_compare.py $B/libavgpool.so --json $OUT/torch.json 2>&1 | tee $OUT/torch.log

@@ -2,7 +2,7 @@
 // Reads the seed's 17.2 GB (f32 16x64x2048x2048) in several access patterns,
 // each timed alternating with the grid-stride read pass (the benchmark's
 // ceiling), and prints time and ratio: register reads (grid-stride, or in
-// 88 KB chunks like the seed's units) and cuda:row_stream's ring of
+// 88 KB chunks like the seed's units) and cuda:nchw_row_stream's ring of
 // bulk-copy stages, with and without the seed's 0.8 % of output bytes
 // written in various ways. Findings (2026-11-29, H200) in docs/cuda.md,
 // measurement log 34.

@@ -83,18 +83,18 @@ void print_runs(const char* what, const std::map<std::string, int>& runs) {
 
 TEST_SUITE("gpu_small") {
 
-TEST_CASE("the CUDA implementations are registered, fastest first; AUTO follows the measured choices") {
+TEST_CASE("the CUDA implementations are registered; AUTO follows the measured choices") {
   const std::vector<std::string> names = cuda_impl_names();
   REQUIRE(names.size() == 9);
-  CHECK(names[0] == "cuda:row_stream");
-  CHECK(names[1] == "cuda:nchw_vec_columns");
-  CHECK(names[2] == "cuda:nchw_columns");
-  CHECK(names[3] == "cuda:generic");
-  CHECK(names[4] == "cuda:nchw_rows");
-  CHECK(names[5] == "cuda:stride_eq_kernel");
-  CHECK(names[6] == "cuda:nhwc_stream");
-  CHECK(names[7] == "cuda:nhwc");
-  CHECK(names[8] == "cuda:direct");
+  CHECK(names[0] == "cuda:nchw_row_stream");
+  CHECK(names[1] == "cuda:nchw_vec_column_walk");
+  CHECK(names[2] == "cuda:nchw_column_walk");
+  CHECK(names[3] == "cuda:nchw_tiled");
+  CHECK(names[4] == "cuda:nchw_row_bulk");
+  CHECK(names[5] == "cuda:nchw_stride_eq");
+  CHECK(names[6] == "cuda:nhwc_tile_stream");
+  CHECK(names[7] == "cuda:nhwc_column_walk");
+  CHECK(names[8] == "cuda:any_direct");
   // (kernel, stride, padding, numerics) -> what AUTO picks on 2x3x64x64 f32 NCHW
   struct Want {
     int k, s, pad;
@@ -108,41 +108,42 @@ TEST_CASE("the CUDA implementations are registered, fastest first; AUTO follows 
   const avgpool_dtype f32 = AVGPOOL_DTYPE_F32;
   const avgpool_layout nhwc = AVGPOOL_LAYOUT_NHWC;
   const Want wants[] = {
-      {4, 0, 0, AVGPOOL_NUMERICS_FAST, "cuda:nchw_rows"},    // stride == kernel beyond 2x2
-      {2, 0, 0, AVGPOOL_NUMERICS_FAST, "cuda:nchw_columns"}, // 2x2 stride 2
-      {3, 1, 1, AVGPOOL_NUMERICS_FAST, "cuda:nchw_vec_columns"}, // overlapping 3x3, 5x5 stride 1
-      {5, 1, 2, AVGPOOL_NUMERICS_FAST, "cuda:nchw_vec_columns"},
-      {3, 1, 1, AVGPOOL_NUMERICS_PYTORCH, "cuda:nchw_columns"},
-      {3, 2, 1, AVGPOOL_NUMERICS_FAST, "cuda:nchw_columns"},
-      {3, 2, 1, AVGPOOL_NUMERICS_PYTORCH, "cuda:nchw_columns"},
-      {5, 1, 2, AVGPOOL_NUMERICS_PYTORCH, "cuda:nchw_columns"},
-      {5, 2, 2, AVGPOOL_NUMERICS_FAST, "cuda:nchw_columns"},
-      {7, 1, 3, AVGPOOL_NUMERICS_FAST, "cuda:nchw_vec_columns"},
-      {7, 2, 3, AVGPOOL_NUMERICS_FAST, "cuda:generic"},          // 7x7 beyond stride 1
-      {11, 4, 0, AVGPOOL_NUMERICS_PYTORCH, "cuda:nchw_rows"}, // pytorch numerics beyond 5x5
+      {4, 0, 0, AVGPOOL_NUMERICS_FAST, "cuda:nchw_row_bulk"},    // stride == kernel beyond 2x2
+      {2, 0, 0, AVGPOOL_NUMERICS_FAST, "cuda:nchw_column_walk"}, // 2x2 stride 2
+      {3, 1, 1, AVGPOOL_NUMERICS_FAST, "cuda:nchw_vec_column_walk"}, // overlapping 3x3, 5x5 stride 1
+      {5, 1, 2, AVGPOOL_NUMERICS_FAST, "cuda:nchw_vec_column_walk"},
+      {3, 1, 1, AVGPOOL_NUMERICS_PYTORCH, "cuda:nchw_column_walk"},
+      {3, 2, 1, AVGPOOL_NUMERICS_FAST, "cuda:nchw_column_walk"},
+      {3, 2, 1, AVGPOOL_NUMERICS_PYTORCH, "cuda:nchw_column_walk"},
+      {5, 1, 2, AVGPOOL_NUMERICS_PYTORCH, "cuda:nchw_column_walk"},
+      {5, 2, 2, AVGPOOL_NUMERICS_FAST, "cuda:nchw_column_walk"},
+      {7, 1, 3, AVGPOOL_NUMERICS_FAST, "cuda:nchw_vec_column_walk"},
+      {7, 2, 3, AVGPOOL_NUMERICS_FAST, "cuda:nchw_tiled"},          // 7x7 beyond stride 1
+      {11, 4, 0, AVGPOOL_NUMERICS_PYTORCH, "cuda:nchw_row_bulk"}, // pytorch numerics beyond 5x5
       // wide rows, stride == kernel: the seed's shape of row
-      {11, 0, 0, AVGPOOL_NUMERICS_FAST, "cuda:row_stream", 2048},
-      {11, 0, 0, AVGPOOL_NUMERICS_PYTORCH, "cuda:row_stream", 2048},
-      {11, 0, 0, AVGPOOL_NUMERICS_PYTORCH, "cuda:row_stream", 2048, AVGPOOL_DTYPE_F16},
-      {11, 0, 0, AVGPOOL_NUMERICS_FAST, "cuda:stride_eq_kernel", 2048, AVGPOOL_DTYPE_BF16},
-      {11, 4, 0, AVGPOOL_NUMERICS_FAST, "cuda:row_stream", 1024},     // large overlapping windows
-      {11, 4, 0, AVGPOOL_NUMERICS_PYTORCH, "cuda:row_stream", 1024},
+      {11, 0, 0, AVGPOOL_NUMERICS_FAST, "cuda:nchw_row_stream", 2048},
+      {11, 0, 0, AVGPOOL_NUMERICS_PYTORCH, "cuda:nchw_row_stream", 2048},
+      {11, 0, 0, AVGPOOL_NUMERICS_PYTORCH, "cuda:nchw_row_stream", 2048, AVGPOOL_DTYPE_F16},
+      {11, 0, 0, AVGPOOL_NUMERICS_FAST, "cuda:nchw_row_stream", 2048, AVGPOOL_DTYPE_BF16},
+      {11, 0, 0, AVGPOOL_NUMERICS_FAST, "cuda:nchw_stride_eq", 96, AVGPOOL_DTYPE_F16},  // narrow half rows
+      {11, 4, 0, AVGPOOL_NUMERICS_FAST, "cuda:nchw_row_stream", 1024},     // large overlapping windows
+      {11, 4, 0, AVGPOOL_NUMERICS_PYTORCH, "cuda:nchw_row_stream", 1024},
       // NHWC: tiles streamed through shared memory where channels come in
       // 16-byte groups; the column walk keeps fast 3x3 stride 2
-      {3, 1, 1, AVGPOOL_NUMERICS_FAST, "cuda:nhwc_stream", 64, f32, 64, nhwc},
-      {3, 1, 1, AVGPOOL_NUMERICS_PYTORCH, "cuda:nhwc_stream", 64, f32, 64, nhwc},
-      {5, 1, 2, AVGPOOL_NUMERICS_FAST, "cuda:nhwc_stream", 64, f32, 64, nhwc},
-      {2, 0, 0, AVGPOOL_NUMERICS_FAST, "cuda:nhwc_stream", 64, f32, 64, nhwc},
-      {11, 4, 0, AVGPOOL_NUMERICS_FAST, "cuda:nhwc_stream", 64, f32, 64, nhwc},
-      {11, 4, 0, AVGPOOL_NUMERICS_PYTORCH, "cuda:nhwc_stream", 64, AVGPOOL_DTYPE_F16, 64, nhwc},
-      {3, 2, 1, AVGPOOL_NUMERICS_FAST, "cuda:nhwc", 64, f32, 64, nhwc},
-      {3, 1, 1, AVGPOOL_NUMERICS_FAST, "cuda:nhwc", 64, AVGPOOL_DTYPE_BF16, 64, nhwc},  // 2-byte types
-      {3, 1, 1, AVGPOOL_NUMERICS_PYTORCH, "cuda:nhwc_stream", 64, AVGPOOL_DTYPE_F16, 64, nhwc},
-      {5, 1, 2, AVGPOOL_NUMERICS_FAST, "cuda:nhwc", 64, AVGPOOL_DTYPE_F64, 64, nhwc},
-      {3, 1, 1, AVGPOOL_NUMERICS_FAST, "cuda:nhwc_stream", 64, AVGPOOL_DTYPE_F64, 64, nhwc},
-      {3, 2, 1, AVGPOOL_NUMERICS_PYTORCH, "cuda:nhwc_stream", 64, f32, 64, nhwc},
-      {3, 1, 1, AVGPOOL_NUMERICS_FAST, "cuda:nhwc", 64, f32, 3, nhwc},     // 12-byte pixels
-      {11, 0, 0, AVGPOOL_NUMERICS_FAST, "cuda:nhwc", 2048, f32, 64, nhwc}, // a tile's rows too wide
+      {3, 1, 1, AVGPOOL_NUMERICS_FAST, "cuda:nhwc_tile_stream", 64, f32, 64, nhwc},
+      {3, 1, 1, AVGPOOL_NUMERICS_PYTORCH, "cuda:nhwc_tile_stream", 64, f32, 64, nhwc},
+      {5, 1, 2, AVGPOOL_NUMERICS_FAST, "cuda:nhwc_tile_stream", 64, f32, 64, nhwc},
+      {2, 0, 0, AVGPOOL_NUMERICS_FAST, "cuda:nhwc_tile_stream", 64, f32, 64, nhwc},
+      {11, 4, 0, AVGPOOL_NUMERICS_FAST, "cuda:nhwc_tile_stream", 64, f32, 64, nhwc},
+      {11, 4, 0, AVGPOOL_NUMERICS_PYTORCH, "cuda:nhwc_tile_stream", 64, AVGPOOL_DTYPE_F16, 64, nhwc},
+      {3, 2, 1, AVGPOOL_NUMERICS_FAST, "cuda:nhwc_column_walk", 64, f32, 64, nhwc},
+      {3, 1, 1, AVGPOOL_NUMERICS_FAST, "cuda:nhwc_column_walk", 64, AVGPOOL_DTYPE_BF16, 64, nhwc},  // 2-byte types
+      {3, 1, 1, AVGPOOL_NUMERICS_PYTORCH, "cuda:nhwc_tile_stream", 64, AVGPOOL_DTYPE_F16, 64, nhwc},
+      {5, 1, 2, AVGPOOL_NUMERICS_FAST, "cuda:nhwc_column_walk", 64, AVGPOOL_DTYPE_F64, 64, nhwc},
+      {3, 1, 1, AVGPOOL_NUMERICS_FAST, "cuda:nhwc_tile_stream", 64, AVGPOOL_DTYPE_F64, 64, nhwc},
+      {3, 2, 1, AVGPOOL_NUMERICS_PYTORCH, "cuda:nhwc_tile_stream", 64, f32, 64, nhwc},
+      {3, 1, 1, AVGPOOL_NUMERICS_FAST, "cuda:nhwc_column_walk", 64, f32, 3, nhwc},     // 12-byte pixels
+      {11, 0, 0, AVGPOOL_NUMERICS_FAST, "cuda:nhwc_column_walk", 2048, f32, 64, nhwc}, // a tile's rows too wide
   };
   for (const Want& w : wants) {
     avgpool_params p;
@@ -217,11 +218,11 @@ TEST_CASE("every golden case on every CUDA implementation") {
   }
   print_runs("golden runs", runs);
   print_runs("golden declined", declined);
-  // No golden case has cuda:nchw_vec_columns' shape (square 3/5/7 window,
+  // No golden case has cuda:nchw_vec_column_walk' shape (square 3/5/7 window,
   // stride 1, a width of 16-byte multiples): its own random test below
   // checks it against the reference.
   for (const std::string& name : cuda_impl_names())
-    if (name != "cuda:nchw_vec_columns") CHECK(runs[name] > 0);
+    if (name != "cuda:nchw_vec_column_walk") CHECK(runs[name] > 0);
 }
 
 TEST_CASE("random configurations against the reference") {
@@ -251,17 +252,17 @@ TEST_CASE("random configurations against the reference") {
   }
   printf("random configurations: %d\n", configs);
   print_runs("random runs", runs);
-  // cuda:nchw_columns takes square 2/3/5/7 windows with row stride 1 or 2,
+  // cuda:nchw_column_walk takes square 2/3/5/7 windows with row stride 1 or 2,
   // about 1 draw in 130 here: the quick suite's 60 draws may miss it (its own
-  // test below covers it in every mode). cuda:nchw_vec_columns' shapes
+  // test below covers it in every mode). cuda:nchw_vec_column_walk' shapes
   // (square 3/5/7 window, stride 1, fast numerics, width a multiple of 16
   // bytes) are rarer still: its own test below.
   for (const std::string& name : cuda_impl_names())
-    if (!(quick() && name == "cuda:nchw_columns") && name != "cuda:nchw_vec_columns") CHECK(runs[name] > 0);
+    if (!(quick() && name == "cuda:nchw_column_walk") && name != "cuda:nchw_vec_column_walk") CHECK(runs[name] > 0);
 }
 
 TEST_CASE("random configurations of the column walks' shapes (square 2/3/5/7, row stride 1 or 2)") {
-  // cuda:nchw_columns and cuda:nhwc's column walk take only these shapes, which
+  // cuda:nchw_column_walk and cuda:nhwc_column_walk's column walk take only these shapes, which
   // the general random draw rarely makes: redraw kernel, strides and padding.
   std::mt19937_64 rng(314);
   std::map<std::string, int> runs;
@@ -288,11 +289,11 @@ TEST_CASE("random configurations of the column walks' shapes (square 2/3/5/7, ro
   printf("column-walk configurations: %d\n", configs);
   print_runs("column-walk runs", runs);
   CHECK(configs == count);
-  CHECK(runs["cuda:nchw_columns"] > count / 8);
-  CHECK(runs["cuda:nhwc"] > count / 8);
+  CHECK(runs["cuda:nchw_column_walk"] > count / 8);
+  CHECK(runs["cuda:nhwc_column_walk"] > count / 8);
 }
 
-TEST_CASE("random configurations of cuda:nchw_vec_columns' shapes (square 3/5/7, stride 1, 16-byte rows)") {
+TEST_CASE("random configurations of cuda:nchw_vec_column_walk' shapes (square 3/5/7, stride 1, 16-byte rows)") {
   // Every padding of each axis (outputs over the vectors or shifted from
   // them), ceil mode, divisors, every dtype, NaN/Inf, unaligned pointers
   // (check_all_impls); one draw in sixteen with thousands of planes, so runs
@@ -329,14 +330,14 @@ TEST_CASE("random configurations of cuda:nchw_vec_columns' shapes (square 3/5/7,
   printf("vector column-walk configurations: %d\n", configs);
   print_runs("vector column-walk runs", runs);
   CHECK(configs == count);
-  CHECK(runs["cuda:nchw_vec_columns"] > count / 2);
+  CHECK(runs["cuda:nchw_vec_column_walk"] > count / 2);
 }
 
-TEST_CASE("random configurations of cuda:nhwc_stream's shapes (NHWC, 16-byte channel groups)") {
+TEST_CASE("random configurations of cuda:nhwc_tile_stream's shapes (NHWC, 16-byte channel groups)") {
   // Channels in 16-byte groups for every dtype (multiples of 8), from one
   // group to thousands (two items per thread, tiles of one column), every
   // slot count, padding, ceil, divisors, both numerics, NaN/Inf, unaligned
-  // pointers (check_all_impls: they fall back to cuda:nhwc).
+  // pointers (check_all_impls: they fall back to cuda:nhwc_column_walk).
   std::mt19937_64 rng(4669);
   std::map<std::string, int> runs;
   const int count = quick() ? 20 : 200;
@@ -366,11 +367,11 @@ TEST_CASE("random configurations of cuda:nhwc_stream's shapes (NHWC, 16-byte cha
   printf("nhwc-stream configurations: %d\n", configs);
   print_runs("nhwc-stream runs", runs);
   CHECK(configs == count);
-  CHECK(runs["cuda:nhwc_stream"] > count / 2);
+  CHECK(runs["cuda:nhwc_tile_stream"] > count / 2);
 }
 
-TEST_CASE("random configurations of cuda:row_stream's shapes (wide NCHW rows, 1 to 6 output rows per input row)") {
-  // The general draw has narrow planes; cuda:row_stream wants rows of 16-byte
+TEST_CASE("random configurations of cuda:nchw_row_stream's shapes (wide NCHW rows, 1 to 3 output rows per input row)") {
+  // The general draw has narrow planes; cuda:nchw_row_stream wants rows of 16-byte
   // multiples and ow <= 1024: draw wide rows, every slot count (stride gaps
   // too), padding, ceil, divisors, both column counts per thread (ow over
   // 256), and the vector path (column stride and padding multiples of 16 bytes).
@@ -385,7 +386,7 @@ TEST_CASE("random configurations of cuda:row_stream's shapes (wide NCHW rows, 1 
     p.c = 1 + (int64_t)(rng() % 3);
     p.kernel_h = 1 + (int64_t)(rng() % 13);
     p.kernel_w = 1 + (int64_t)(rng() % 13);
-    p.stride_h = 1 + (int64_t)(rng() % 14);
+    p.stride_h = (p.kernel_h + 2) / 3 + (int64_t)(rng() % 12);  // at most 3 output rows per input row
     p.stride_w = rng() % 3 == 0 ? 4 * (1 + (int64_t)(rng() % 3)) : 1 + (int64_t)(rng() % 14);
     p.padding_h = (int64_t)(rng() % (p.kernel_h / 2 + 1));
     p.padding_w = rng() % 2 == 0 ? 0 : (int64_t)(rng() % (p.kernel_w / 2 + 1));
@@ -402,7 +403,7 @@ TEST_CASE("random configurations of cuda:row_stream's shapes (wide NCHW rows, 1 
   printf("row-stream configurations: %d\n", configs);
   print_runs("row-stream runs", runs);
   CHECK(configs == count);
-  CHECK(runs["cuda:row_stream"] > count / 3);
+  CHECK(runs["cuda:nchw_row_stream"] > count / 3);
 }
 
 TEST_CASE("random NaN/Inf placements: every CUDA implementation agrees with the reference") {
@@ -425,11 +426,11 @@ TEST_CASE("random NaN/Inf placements: every CUDA implementation agrees with the 
   }
   print_runs("NaN/Inf runs", runs);
   // 15 quick configurations may miss the stride == kernel path; the draw
-  // rarely makes cuda:nchw_vec_columns' shapes, whose own test sprinkles
+  // rarely makes cuda:nchw_vec_column_walk' shapes, whose own test sprinkles
   // NaN/Inf into one configuration in four.
   if (!quick())
     for (const std::string& name : cuda_impl_names())
-      if (name != "cuda:nchw_vec_columns") CHECK(runs[name] > 0);
+      if (name != "cuda:nchw_vec_column_walk") CHECK(runs[name] > 0);
 }
 
 TEST_CASE("targeted shapes: wide rows in chunks, tall kernels, packed planes, f64, odd widths") {
