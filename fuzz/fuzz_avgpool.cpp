@@ -1,4 +1,4 @@
-// libFuzzer target (issue 5): bytes -> plan parameters (valid or not) and a
+// libFuzzer target: bytes -> plan parameters (valid or not) and a
 // small input tensor; then
 //  - invalid parameters: plan creation and avgpool_forward fail cleanly
 //    (a refusal status, never INTERNAL; a message naming a parameter; *plan
@@ -169,9 +169,11 @@ void check_valid(const Decoded& d, avgpool_plan* plan) {
     const std::string message = avgpool_last_error_message();  // before destroy clears it
     avgpool_plan_destroy(ip);
     if (e == AVGPOOL_ERROR_OUT_OF_MEMORY && kernel_exceeds_padded_input(q) && !strict()) {
-      // Known CPU-backend issue (docs/reliability.md): scratch sized by the
-      // kernel, not by the clipped window. Reported once; fatal with
-      // AVGPOOL_FUZZ_STRICT=1.
+      // A kernel beyond the padded input must not make the CPU backend size
+      // its scratch by the kernel (docs/reliability.md, bug 2; fixed, and
+      // replayed strictly from fuzz/regressions/). Outside strict mode this
+      // class is reported once and tolerated; AVGPOOL_FUZZ_STRICT=1 makes it
+      // fatal.
       static bool said = false;
       if (!said) fprintf(stderr, "KNOWN ISSUE (tolerated): %s: %s on %s\n", impl.c_str(), message.c_str(), describe(q).c_str());
       said = true;

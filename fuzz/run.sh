@@ -14,7 +14,7 @@ CC=clang CXX=clang++ cmake -S fuzz -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWith
 cmake --build "$dir" --parallel "$jobs"
 
 golden="${AVGPOOL_GOLDEN:-}"
-for g in "$golden" "$dir/avgpool/golden/pytorch_avgpool2d.golden" ../shared/golden/pytorch_avgpool2d.golden; do
+for g in "$golden" "$dir/avgpool/golden/pytorch_avgpool2d.golden" tests/data/pytorch_avgpool2d.golden; do
   [ -n "$g" ] && [ -f "$g" ] && { golden="$g"; break; }
 done
 rm -rf "$dir/seeds" && mkdir -p "$dir/seeds" "$dir/corpus" "$dir/artifacts"

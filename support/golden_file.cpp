@@ -135,7 +135,7 @@ std::string default_golden_path() {
 #ifdef AVGPOOL_GOLDEN_DEFAULT
   return AVGPOOL_GOLDEN_DEFAULT;
 #else
-  return "../shared/golden/pytorch_avgpool2d.golden";
+  return "tests/data/pytorch_avgpool2d.golden";
 #endif
 }
 

@@ -1,4 +1,4 @@
-// Reader and writer of the golden-file format (../shared/golden/README.md):
+// Reader and writer of the golden-file format (tests/data/README.md):
 // PyTorch's own AvgPool2d results, used by the tests and `avgpool golden`.
 #pragma once
 
@@ -47,7 +47,8 @@ avgpool_params rejected_params(const GoldenRejected& r);
 std::string format_case(const GoldenCase& gc, const std::vector<float>& values);
 
 // The golden file the tests use: $AVGPOOL_GOLDEN, else the copy made at
-// configure time (AVGPOOL_GOLDEN_DEFAULT).
+// configure time (AVGPOOL_GOLDEN_DEFAULT), else tests/data/ relative to the
+// working directory.
 std::string default_golden_path();
 
 // The file at default_golden_path(), read once per process (thread-safe).

@@ -1,4 +1,4 @@
-// Concurrency on the host (issue 5): 8 threads, each with its own plans,
+// Concurrency on the host: 8 threads, each with its own plans,
 // 1000 executions each, on every CPU implementation and the reference;
 // results bitwise identical to a single-threaded run; failing calls in one
 // thread never change another thread's error message. Also runs under TSan

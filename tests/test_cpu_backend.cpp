@@ -1,4 +1,4 @@
-// The OpenMP CPU backend (issue 4) against PyTorch's goldens and the
+// The OpenMP CPU backend against PyTorch's goldens and the
 // reference: every CPU implementation, every dtype, layout and numerics,
 // guard bands around the output, determinism across runs and thread counts.
 #include <doctest/doctest.h>

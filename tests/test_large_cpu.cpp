@@ -1,4 +1,4 @@
-// Beyond 2^31 elements on the CPU backend (issue 5, label large): one f16
+// Beyond 2^31 elements on the CPU backend (label large): one f16
 // input of 46342 x 46342 (2,147,580,964 elements, 4.3 GB), shared by
 //  A) kernel 2, stride 1, padding 1, exclude-pad: an OUTPUT of 46343^2 =
 //     2,147,673,649 elements (> 2^31), fast numerics;

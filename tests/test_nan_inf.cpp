@@ -1,4 +1,4 @@
-// NaN and ±Inf at random places (issue 5): every CPU implementation and the
+// NaN and ±Inf at random places: every CPU implementation and the
 // reference agree with each other per compare_to_reference (pytorch:
 // bitwise; fast: NaN/Inf exactly where the reference has them), and the
 // reference agrees with an oracle written here from PyTorch's rule: an

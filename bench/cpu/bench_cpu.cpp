@@ -1,4 +1,4 @@
-// CPU benchmarks (issue 4): the CPU cases of ../shared/ANCHORS.md, float32.
+// CPU benchmarks: the CPU cases of docs/performance.md (CPU section), float32.
 //
 // Absolute times drift with the host; only ratios measured in the same run
 // mean anything. So each `alternate/<case>/<layout>` benchmark runs, in every

@@ -1,6 +1,6 @@
 // avgpool_gpu_bench: the CUDA backend against its ceilings, in one process.
 //
-// For each case (../shared/ANCHORS.md: the seed case in f32/f16/bf16, NCHW
+// For each case (docs/performance.md: the seed case in f32/f16/bf16, NCHW
 // and NHWC, both numerics; the generic suite in both layouts) it times, with
 // CUDA events, the median of --reps runs after warm-up, alternating:
 //   - ours: avgpool_plan_execute (AUTO: the implementation AUTO picks);

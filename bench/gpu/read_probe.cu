@@ -4,8 +4,8 @@
 // ceiling), and prints time and ratio: register reads (grid-stride, or in
 // 88 KB chunks like the seed's units) and cuda:nchw_row_stream's ring of
 // bulk-copy stages, with and without the seed's 0.8 % of output bytes
-// written in various ways. Findings (2026-11-29, H200) in docs/cuda.md,
-// measurement log 34.
+// written in various ways. Findings (H200, 2026-11-29) in docs/performance.md
+// (the seed's write tax); raw output in bench/gpu/results/.
 // usage: avgpool_read_probe [reps]
 #include <cuda_runtime.h>
 #include <stdio.h>

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """PyTorch against avgpool on the device, in one process.
 
-For each case of ../shared/ANCHORS.md, times torch.nn.functional.avg_pool2d
+For each GPU benchmark case (docs/performance.md), times torch.nn.functional.avg_pool2d
 and avgpool (through ctypes on the same tensors and the same stream) with
 CUDA events, median of REPS runs after warm-up, and checks that avgpool's
 pytorch numerics are bitwise equal to PyTorch's CUDA output.

@@ -1,4 +1,4 @@
-// Reliability on the CUDA backend (issue 5), run on the device:
+// Reliability on the CUDA backend, run on the device:
 //  - concurrency: 8 host threads on 4 streams, each thread with its own
 //    plans, every CUDA implementation; results bitwise identical to a
 //    single-threaded run; error messages stay in their thread;
