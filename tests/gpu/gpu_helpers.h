@@ -65,14 +65,14 @@ struct RunResult {
   std::vector<char> out;  // host copy of dst
 };
 
-// Runs implementation `impl` (forced) on host src through the device, with
+// Runs implementation `impl` (forced; NULL: AUTO) on host src through the device, with
 // poisoned dst, guard bands and pointers offset by src_off / dst_off bytes.
 inline RunResult run_on_device(const avgpool_params& p, const char* impl, const void* src,
                                int64_t src_off = 0, int64_t dst_off = 0, cudaStream_t stream = 0,
                                int repeats = 1) {
   RunResult r;
   avgpool_plan* plan = nullptr;
-  r.status = avgpool_plan_create_with_impl(&p, impl, &plan);
+  r.status = impl != nullptr ? avgpool_plan_create_with_impl(&p, impl, &plan) : avgpool_plan_create(&p, &plan);
   if (r.status != AVGPOOL_SUCCESS) {
     r.message = avgpool_last_error_message();
     return r;
