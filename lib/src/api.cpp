@@ -1,5 +1,6 @@
 // The C entry points: argument checks, plan life cycle, dispatch.
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <new>
@@ -16,6 +17,8 @@ struct avgpool_plan {
   avgpool::Problem problem;
   avgpool::DeviceInfo device;
   avgpool::Choice forward;
+  avgpool::Choice backward;           // impl NULL: none takes the problem
+  avgpool::Decline backward_missing;  // why, then
 };
 
 namespace {
@@ -23,17 +26,37 @@ namespace {
 using avgpool::Problem;
 using avgpool::set_error;
 
-avgpool_status create_plan(const avgpool_params* p, const char* impl_name, avgpool_plan** plan) {
+avgpool_status create_plan(const avgpool_params* p, const char* forward_impl, const char* backward_impl,
+                           avgpool_plan** plan) {
   if (plan == nullptr) return set_error(AVGPOOL_ERROR_INVALID_ARGUMENT, "plan (the out-pointer) is NULL");
   Problem problem;
   avgpool_status s = avgpool::make_problem(p, &problem);
   if (s != AVGPOOL_SUCCESS) return s;
   avgpool_plan* created = new (std::nothrow) avgpool_plan;
   if (created == nullptr) return set_error(AVGPOOL_ERROR_OUT_OF_MEMORY, "no memory for the plan");
-  s = avgpool::choose(problem, avgpool::Direction::kForward, impl_name, &created->device, &created->forward);
+  s = avgpool::choose(problem, avgpool::Direction::kForward, forward_impl, &created->device, &created->forward);
   if (s != AVGPOOL_SUCCESS) {
     delete created;
     return s;
+  }
+  // The backward runs on the forward's backend (the same memory).
+  Problem same_backend = problem;
+  same_backend.backend = created->forward.impl->backend;
+  avgpool::DeviceInfo backward_device;
+  s = avgpool::choose(same_backend, avgpool::Direction::kBackward, backward_impl, &backward_device,
+                      &created->backward);
+  if (s != AVGPOOL_SUCCESS && backward_impl != nullptr) {
+    delete created;
+    if (s == AVGPOOL_ERROR_BACKEND_UNAVAILABLE || avgpool::find_impl(backward_impl) != nullptr)
+      return set_error(s == AVGPOOL_ERROR_BACKEND_UNAVAILABLE ? AVGPOOL_ERROR_INVALID_ARGUMENT : s, "%s",
+                       avgpool_last_error_message());
+    return s;
+  }
+  if (s != AVGPOOL_SUCCESS) {  // optional: the plan still serves the forward
+    created->backward_missing.status = s;
+    snprintf(created->backward_missing.text, sizeof created->backward_missing.text, "%s",
+             avgpool_last_error_message());
+    avgpool::clear_error();
   }
   created->problem = std::move(problem);
   *plan = created;
@@ -43,6 +66,28 @@ avgpool_status create_plan(const avgpool_params* p, const char* impl_name, avgpo
 bool ranges_overlap(const void* a, int64_t a_bytes, const void* b, int64_t b_bytes) {
   const uintptr_t a0 = (uintptr_t)a, b0 = (uintptr_t)b;
   return a0 < b0 + (uintptr_t)b_bytes && b0 < a0 + (uintptr_t)a_bytes;
+}
+
+// The checks every execution makes before the implementation runs: NULL,
+// element alignment, overlap. On failure nothing is written.
+avgpool_status run_checked(const Problem& q, const avgpool::Choice& choice, const char* in_name, const void* in,
+                           int64_t in_elements, const char* out_name, void* out, int64_t out_elements,
+                           void* stream) {
+  if (q.dst_elements == 0) return AVGPOOL_SUCCESS;  // n == 0: nothing to read or write
+  if (in == nullptr) return set_error(AVGPOOL_ERROR_INVALID_ARGUMENT, "%s is NULL", in_name);
+  if (out == nullptr) return set_error(AVGPOOL_ERROR_INVALID_ARGUMENT, "%s is NULL", out_name);
+  const uintptr_t es = (uintptr_t)q.element_size;
+  if ((uintptr_t)in % es != 0 || (uintptr_t)out % es != 0) {
+    const bool in_bad = (uintptr_t)in % es != 0;
+    return set_error(AVGPOOL_ERROR_INVALID_ARGUMENT, "%s (%p) is not aligned to the %s element size (%lld bytes)",
+                     in_bad ? in_name : out_name, in_bad ? in : (const void*)out, avgpool::dtype_name(q.dtype),
+                     (long long)q.element_size);
+  }
+  if (ranges_overlap(in, in_elements * q.element_size, out, out_elements * q.element_size))
+    return set_error(AVGPOOL_ERROR_INVALID_ARGUMENT, "%s (%p, %lld bytes) and %s (%p, %lld bytes) overlap", in_name,
+                     in, (long long)(in_elements * q.element_size), out_name, (void*)out,
+                     (long long)(out_elements * q.element_size));
+  return avgpool::run_choice(q, choice, in, out, stream);
 }
 
 }  // namespace
@@ -69,7 +114,7 @@ AVGPOOL_API avgpool_status avgpool_params_init(avgpool_params* p) {
 
 AVGPOOL_API avgpool_status avgpool_plan_create(const avgpool_params* p, avgpool_plan** plan) {
   avgpool::clear_error();
-  return create_plan(p, nullptr, plan);
+  return create_plan(p, nullptr, nullptr, plan);
 }
 
 AVGPOOL_API avgpool_status avgpool_plan_create_with_impl(const avgpool_params* p,
@@ -77,7 +122,13 @@ AVGPOOL_API avgpool_status avgpool_plan_create_with_impl(const avgpool_params* p
                                                          avgpool_plan** plan) {
   avgpool::clear_error();
   if (impl_name == nullptr) return set_error(AVGPOOL_ERROR_INVALID_ARGUMENT, "impl_name is NULL");
-  return create_plan(p, impl_name, plan);
+  return create_plan(p, impl_name, nullptr, plan);
+}
+
+AVGPOOL_API avgpool_status avgpool_plan_create_with_impls(const avgpool_params* p, const char* forward_impl,
+                                                          const char* backward_impl, avgpool_plan** plan) {
+  avgpool::clear_error();
+  return create_plan(p, forward_impl, backward_impl, plan);
 }
 
 AVGPOOL_API avgpool_status avgpool_plan_destroy(avgpool_plan* plan) {
@@ -115,38 +166,54 @@ AVGPOOL_API avgpool_status avgpool_plan_impl_name(const avgpool_plan* plan, cons
   return AVGPOOL_SUCCESS;
 }
 
+AVGPOOL_API avgpool_status avgpool_plan_backward_impl_name(const avgpool_plan* plan, const char** name) {
+  avgpool::clear_error();
+  if (plan == nullptr) return set_error(AVGPOOL_ERROR_INVALID_ARGUMENT, "plan is NULL");
+  if (name == nullptr) return set_error(AVGPOOL_ERROR_INVALID_ARGUMENT, "name is NULL");
+  if (plan->backward.impl == nullptr)
+    return set_error(plan->backward_missing.status, "%s", plan->backward_missing.text);
+  *name = plan->backward.impl->name;
+  return AVGPOOL_SUCCESS;
+}
+
 AVGPOOL_API avgpool_status avgpool_plan_execute(const avgpool_plan* plan, const void* src,
                                                 void* dst, void* stream) {
   avgpool::clear_error();
   if (plan == nullptr) return set_error(AVGPOOL_ERROR_INVALID_ARGUMENT, "plan is NULL");
   const Problem& q = plan->problem;
-  if (q.dst_elements == 0) return AVGPOOL_SUCCESS;  // n == 0: nothing to read or write
-  if (src == nullptr) return set_error(AVGPOOL_ERROR_INVALID_ARGUMENT, "src is NULL");
-  if (dst == nullptr) return set_error(AVGPOOL_ERROR_INVALID_ARGUMENT, "dst is NULL");
-  if ((uintptr_t)src % (uintptr_t)q.element_size != 0 ||
-      (uintptr_t)dst % (uintptr_t)q.element_size != 0) {
-    const bool src_bad = (uintptr_t)src % (uintptr_t)q.element_size != 0;
-    return set_error(AVGPOOL_ERROR_INVALID_ARGUMENT,
-                     "%s (%p) is not aligned to the %s element size (%lld bytes)",
-                     src_bad ? "src" : "dst", src_bad ? src : (const void*)dst,
-                     avgpool::dtype_name(q.dtype), (long long)q.element_size);
-  }
-  if (ranges_overlap(src, q.src_elements * q.element_size, dst, q.dst_elements * q.element_size))
-    return set_error(AVGPOOL_ERROR_INVALID_ARGUMENT,
-                     "src (%p, %lld bytes) and dst (%p, %lld bytes) overlap", src,
-                     (long long)(q.src_elements * q.element_size), (void*)dst,
-                     (long long)(q.dst_elements * q.element_size));
-  return avgpool::run_choice(q, plan->forward, src, dst, stream);
+  return run_checked(q, plan->forward, "src", src, q.src_elements, "dst", dst, q.dst_elements, stream);
+}
+
+AVGPOOL_API avgpool_status avgpool_plan_backward(const avgpool_plan* plan, const void* grad_output,
+                                                 void* grad_input, void* stream) {
+  avgpool::clear_error();
+  if (plan == nullptr) return set_error(AVGPOOL_ERROR_INVALID_ARGUMENT, "plan is NULL");
+  if (plan->backward.impl == nullptr)
+    return set_error(plan->backward_missing.status, "%s", plan->backward_missing.text);
+  const Problem& q = plan->problem;
+  return run_checked(q, plan->backward, "grad_output", grad_output, q.dst_elements, "grad_input", grad_input,
+                     q.src_elements, stream);
 }
 
 AVGPOOL_API avgpool_status avgpool_forward(const avgpool_params* p, const void* src, void* dst,
                                            void* stream) {
   avgpool::clear_error();
   avgpool_plan* plan = nullptr;
-  avgpool_status s = create_plan(p, nullptr, &plan);
+  avgpool_status s = create_plan(p, nullptr, nullptr, &plan);
   if (s != AVGPOOL_SUCCESS) return s;
   s = avgpool_plan_execute(plan, src, dst, stream);
   delete plan;  // safe before an asynchronous launch finishes: kernels take parameters by value
+  return s;
+}
+
+AVGPOOL_API avgpool_status avgpool_backward(const avgpool_params* p, const void* grad_output, void* grad_input,
+                                            void* stream) {
+  avgpool::clear_error();
+  avgpool_plan* plan = nullptr;
+  avgpool_status s = create_plan(p, nullptr, nullptr, &plan);
+  if (s != AVGPOOL_SUCCESS) return s;
+  s = avgpool_plan_backward(plan, grad_output, grad_input, stream);
+  delete plan;
   return s;
 }
 
@@ -191,15 +258,29 @@ AVGPOOL_API avgpool_status avgpool_impl_name(int64_t index, const char** name) {
   return AVGPOOL_SUCCESS;
 }
 
+AVGPOOL_API avgpool_status avgpool_impl_is_backward(int64_t index, int* is_backward) {
+  avgpool::clear_error();
+  const int64_t count = (int64_t)avgpool::impl_count();
+  if (is_backward == nullptr) return set_error(AVGPOOL_ERROR_INVALID_ARGUMENT, "is_backward is NULL");
+  if (index < 0 || index >= count)
+    return set_error(AVGPOOL_ERROR_INVALID_ARGUMENT, "index (%lld) must be in [0, %lld)", (long long)index,
+                     (long long)count);
+  *is_backward = avgpool::impl_at((size_t)index)->direction == avgpool::Direction::kBackward;
+  return AVGPOOL_SUCCESS;
+}
+
 AVGPOOL_API avgpool_status avgpool_impl_accepts(const char* impl_name, const avgpool_params* p) {
   avgpool::clear_error();
   if (impl_name == nullptr) return set_error(AVGPOOL_ERROR_INVALID_ARGUMENT, "impl_name is NULL");
   Problem problem;
   avgpool_status s = avgpool::make_problem(p, &problem);
   if (s != AVGPOOL_SUCCESS) return s;
+  const avgpool::Impl* impl = avgpool::find_impl(impl_name);
+  if (impl == nullptr)
+    return set_error(AVGPOOL_ERROR_INVALID_ARGUMENT, "impl_name (\"%s\") names no implementation", impl_name);
   avgpool::DeviceInfo device;
   avgpool::Choice choice;
-  return avgpool::choose(problem, avgpool::Direction::kForward, impl_name, &device, &choice);
+  return avgpool::choose(problem, impl->direction, impl_name, &device, &choice);
 }
 
 }  // extern "C"

@@ -119,6 +119,9 @@ avgpool_status choose(const Problem& q, Direction direction, const char* impl_na
       if (list[b]->device(&device, &why) != AVGPOOL_SUCCESS) continue;
       const Impl* order[kMaxCandidates];
       const size_t n = list[b]->auto_order(q, device, direction, order, kMaxCandidates);
+      if (n == 0)
+        decline(&why, AVGPOOL_ERROR_UNSUPPORTED, "backend %s has no %s implementation for this problem",
+                backend_name(list[b]->id), direction == Direction::kForward ? "forward" : "backward");
       for (size_t i = 0; i < n; ++i) {
         if (order[i]->init(q, device, &choice.config, &why) == AVGPOOL_SUCCESS) {
           choice.impl = order[i];

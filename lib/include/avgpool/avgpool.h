@@ -118,8 +118,13 @@ AVGPOOL_API avgpool_status avgpool_params_init(avgpool_params* p);
 /* ---- plan ---------------------------------------------------------------- */
 typedef struct avgpool_plan avgpool_plan;
 
-/* Validates p, computes the output size and windows once, and picks the
- * first implementation that accepts the problem on the requested backend. */
+/* Validates p, computes the output size and windows once, and picks, by the
+ * backend's AUTO policy, the forward implementation for the problem and the
+ * backward one (on the same backend; a problem no backward implementation
+ * takes still gets a plan, and avgpool_plan_backward says why). Each
+ * implementation decides its configuration here, once. A CUDA plan is bound
+ * to the device current at creation: it runs there whatever device is
+ * current when it executes, and refuses pointers and streams of another. */
 AVGPOOL_API avgpool_status avgpool_plan_create(const avgpool_params* p, avgpool_plan** plan);
 
 /* As avgpool_plan_create, but forces the implementation named impl_name
@@ -127,6 +132,14 @@ AVGPOOL_API avgpool_status avgpool_plan_create(const avgpool_params* p, avgpool_
 AVGPOOL_API avgpool_status avgpool_plan_create_with_impl(const avgpool_params* p,
                                                          const char* impl_name,
                                                          avgpool_plan** plan);
+
+/* As avgpool_plan_create with either direction's implementation forced by
+ * name (NULL = AUTO); fails with UNSUPPORTED if a forced one declines and
+ * INVALID_ARGUMENT if the two are of different backends. */
+AVGPOOL_API avgpool_status avgpool_plan_create_with_impls(const avgpool_params* p,
+                                                          const char* forward_impl,
+                                                          const char* backward_impl,
+                                                          avgpool_plan** plan);
 
 /* NULL is a no-op. */
 AVGPOOL_API avgpool_status avgpool_plan_destroy(avgpool_plan* plan);
@@ -138,8 +151,14 @@ AVGPOOL_API avgpool_status avgpool_plan_output_dims(const avgpool_plan* plan, in
 AVGPOOL_API avgpool_status avgpool_plan_sizes(const avgpool_plan* plan, int64_t* src_elements,
                                               int64_t* dst_elements);
 
-/* The chosen implementation, e.g. "cuda:stride_eq_kernel"; static storage. */
+/* The chosen forward implementation, e.g. "cuda:nchw_row_stream"; static
+ * storage. Implementation names are for diagnostics and tests: they are not
+ * stable across versions. */
 AVGPOOL_API avgpool_status avgpool_plan_impl_name(const avgpool_plan* plan, const char** name);
+
+/* The chosen backward implementation; UNSUPPORTED (with the reason) when no
+ * backward implementation takes the plan's problem. */
+AVGPOOL_API avgpool_status avgpool_plan_backward_impl_name(const avgpool_plan* plan, const char** name);
 
 /* Runs the plan: src and dst are dense tensors of the plan's dtype and
  * layout, in host memory for the reference and CPU backends and in device
@@ -154,6 +173,18 @@ AVGPOOL_API avgpool_status avgpool_plan_execute(const avgpool_plan* plan, const 
 AVGPOOL_API avgpool_status avgpool_forward(const avgpool_params* p, const void* src, void* dst,
                                            void* stream);
 
+/* The gradient: grad_input (the plan's input dims, src_elements) from
+ * grad_output (its output dims, dst_elements), both of the plan's dtype and
+ * layout, in the same memory as the forward's tensors; asynchronous on
+ * stream for CUDA. Overwrites all of grad_input (elements no window covers
+ * become 0). grad_output and grad_input must not overlap. */
+AVGPOOL_API avgpool_status avgpool_plan_backward(const avgpool_plan* plan, const void* grad_output,
+                                                 void* grad_input, void* stream);
+
+/* One call: create a plan, run its backward, destroy it. */
+AVGPOOL_API avgpool_status avgpool_backward(const avgpool_params* p, const void* grad_output,
+                                            void* grad_input, void* stream);
+
 /* ---- verification --------------------------------------------------------- */
 /* Computes selected outputs of plan with the reference, on the host, in the
  * plan's numerics: values[i] = the output at dense dst element index
@@ -164,12 +195,22 @@ AVGPOOL_API avgpool_status avgpool_reference_outputs(const avgpool_plan* plan, c
                                                      int64_t count, const int64_t* indices,
                                                      double* values);
 
+/* The backward counterpart: values[i] = grad_input at dense element index
+ * indices[i] (the plan's layout), computed by the reference from
+ * grad_output_host, rounded to the plan's dtype, as a double. */
+AVGPOOL_API avgpool_status avgpool_reference_grad_inputs(const avgpool_plan* plan,
+                                                         const void* grad_output_host, int64_t count,
+                                                         const int64_t* indices, double* values);
+
 /* ---- implementations: list them, test whether one accepts -------------- */
-/* All implementations compiled in, fastest first, the reference last. */
+/* All implementations compiled in, by backend (CUDA, CPU, reference). */
 AVGPOOL_API avgpool_status avgpool_impl_count(int64_t* count);
 AVGPOOL_API avgpool_status avgpool_impl_name(int64_t index, const char** name);
 
-/* SUCCESS if the implementation named accepts p; UNSUPPORTED (or
+/* *is_backward = 1 for a backward implementation, 0 for a forward one. */
+AVGPOOL_API avgpool_status avgpool_impl_is_backward(int64_t index, int* is_backward);
+
+/* SUCCESS if the implementation named (either direction) accepts p; UNSUPPORTED (or
  * BACKEND_UNAVAILABLE) with a message if not; INVALID_ARGUMENT if p is bad
  * or no implementation has that name. */
 AVGPOOL_API avgpool_status avgpool_impl_accepts(const char* impl_name, const avgpool_params* p);
