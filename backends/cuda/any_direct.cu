@@ -1,17 +1,21 @@
-// cuda:direct - one thread per output, any layout, any window: the fallback
-// that accepts every problem (PyTorch's own CUDA scheme). Sums in PyTorch's
-// order (rows then columns, acc_t accumulator), so it serves both numerics.
+// cuda:any_direct - one thread per output, any layout, any window: the
+// fallback that accepts every problem (PyTorch's own CUDA scheme). Sums in
+// PyTorch's order (rows then columns, acc_t accumulator), so it serves both
+// numerics. Any element-aligned pointers; 64-bit indices; a grid-stride grid.
 #include "common.cuh"
+#include "impls.h"
 
 namespace avgpool {
 namespace cuda {
 namespace {
 
-struct DirectArgs {
+constexpr const char* kName = "cuda:any_direct";
+constexpr int kThreads = 256;  // direct_kernel's launch bounds
+
+struct DirectArgs : Geometry {
   int64_t total;  // outputs
-  int64_t n, c, h, w, oh, ow, kh, kw, sh, sw, ph, pw;
-  int64_t divisor_override;
-  bool include_pad, nhwc;
+  int64_t c;      // channels
+  bool nhwc;
 };
 
 // Each thread computes outputs index, index + stride, ... (dense dst index in
@@ -41,28 +45,29 @@ __global__ void __launch_bounds__(256) direct_kernel(const T* __restrict__ src, 
   }
 }
 
-avgpool_status accepts(const Problem&) { return device_usable(); }
-
-avgpool_status execute(const Problem& q, const void* src, void* dst, void* stream) {
-  avgpool_status s = check_device_pointers(src, dst);
-  if (s != AVGPOOL_SUCCESS) return s;
-  DirectArgs a{q.dst_elements, q.n, q.c, q.h, q.w, q.oh, q.ow, q.kh, q.kw, q.sh, q.sw, q.ph, q.pw,
-               q.divisor_override, q.count_include_pad, q.layout == AVGPOOL_LAYOUT_NHWC};
-  return dispatch_dtype_cuda(q.dtype, [&](auto zero) {
+avgpool_status init(const Problem& q, const DeviceInfo& device, ConfigPtr* config, Decline* why) {
+  auto c = new_config<DirectArgs>(q, device);
+  DirectArgs& a = c->args;
+  a.total = q.dst_elements;
+  a.c = q.c;
+  a.nhwc = q.layout == AVGPOOL_LAYOUT_NHWC;
+  const avgpool_status s = dispatch_dtype_cuda(q.dtype, [&](auto zero) {
     using T = decltype(zero);
-    direct_kernel<T><<<grid_for(ceil_div(a.total, 256)), 256, 0, (cudaStream_t)stream>>>(
-        static_cast<const T*>(src), static_cast<T*>(dst), a);
-    return check_launch("direct_kernel");
+    return use_kernel<DirectArgs, T, direct_kernel<T>>(c.get(), "direct_kernel", kThreads, 0,
+                                                       GridShape{ceil_div(a.total, kThreads), false}, device, why);
   });
+  if (s == AVGPOOL_SUCCESS) *config = std::move(c);
+  return s;
 }
 
 }  // namespace
 
-const Impl kDirectImpl = {
-    /* .name     = */ "cuda:direct",
-    /* .backend  = */ AVGPOOL_BACKEND_CUDA,
-    /* .accepts  = */ accepts,
-    /* .execute  = */ execute,
+const Impl kAnyDirectImpl = {
+    /* .name      = */ kName,
+    /* .backend   = */ AVGPOOL_BACKEND_CUDA,
+    /* .direction = */ Direction::kForward,
+    /* .init      = */ init,
+    /* .execute   = */ execute_config,
 };
 
 }  // namespace cuda

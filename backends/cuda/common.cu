@@ -181,8 +181,9 @@ avgpool_status set_kernel_attributes(const void* kernel, int threads, int64_t sm
                    c->kernel_name, (long long)(smem + (int64_t)attr.sharedSizeBytes), device.ordinal,
                    (long long)device.smem_block);
   // A function attribute is per device: set on the plan's device (current
-  // during plan creation), where the plan's launches run.
-  if (smem > 48 * 1024 && smem > (int64_t)attr.maxDynamicSharedSizeBytes) {
+  // during plan creation), where the plan's launches run. The default
+  // dynamic limit is 48 KB less the kernel's static shared memory.
+  if (smem > (int64_t)attr.maxDynamicSharedSizeBytes) {
     const cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
     if (e != cudaSuccess) {
       cudaGetLastError();

@@ -1,5 +1,5 @@
-// cuda:generic - NCHW, any stride, padding, ceil_mode, divisor: the tiled
-// path for overlapping windows.
+// cuda:nchw_tiled - NCHW, any stride, padding, ceil_mode, divisor: the tiled
+// path for overlapping windows; any element-aligned pointers.
 //
 // A work item is a tile of toh x tow outputs of one plane. Its input
 // rectangle, in padded coordinates (rows from oy0 * sh - ph, columns from
@@ -22,24 +22,26 @@
 // memory, the 16-byte chunks of its next tile are already in flight into
 // registers (kSlots per thread). Each chunk is loaded once per tile; halos
 // shared by neighbouring tiles, which run at about the same time, come from
-// L2. Persistent grid, 64-bit plane offsets, any N * C.
+// L2. Where rows are 16-byte multiples, chunks inside the input are single
+// 16-byte loads; the plan carries a second configuration of the same kernel
+// that loads them element by element, for a src (or dst) not 16-byte
+// aligned. Persistent grid, 64-bit plane offsets, any N * C.
 #include <algorithm>
 
 #include "common.cuh"
+#include "impls.h"
 
 namespace avgpool {
 namespace cuda {
 namespace {
 
+constexpr const char* kName = "cuda:nchw_tiled";
 constexpr int kThreads = 256;
-constexpr int kSlots = 8;                      // 16-byte chunks in flight per thread
-constexpr int kMaxChunks = kThreads * kSlots;  // per tile: 32 KB of input
-constexpr int64_t kMaxOutputs = 8192;          // per tile
+constexpr int kSlots = 8;              // 16-byte chunks in flight per thread (a tile: at most 32 KB of input)
+constexpr int64_t kMaxOutputs = 8192;  // per tile
 constexpr int64_t kMaxSmem = 72 * 1024;
 
-struct TileArgs {
-  int64_t planes, h, w, oh, ow, kh, kw, sh, sw, ph, pw, divisor_override;
-  bool include_pad;
+struct TileArgs : Geometry {
   bool aligned;  // rows and src 16-byte aligned: interior chunks are single 16-byte loads
   int64_t items;
   int tiles_y, tiles_x;
@@ -274,8 +276,8 @@ generic_kernel(const T* __restrict__ src, T* __restrict__ dst, TileArgs a) {
 // by side on a row's chunks), the widest tile whose rows fit in P chunks; the
 // height is what kSlots rows per thread allow (at most kMaxOutputs outputs),
 // shrunk until shared memory fits. Score: outputs per thread-slot (idle lanes
-// and rows count as cost); ties go to more outputs. false (reason set) when
-// not even one output fits.
+// and rows count as cost); ties go to more outputs. false when not even one
+// output fits.
 bool choose_tile(const Problem& q, TileArgs* a, int64_t* smem_bytes) {
   const bool pyt = q.numerics == AVGPOOL_NUMERICS_PYTORCH;
   const int64_t es = q.element_size, acc = q.dtype == AVGPOOL_DTYPE_F64 ? 8 : 4, V = 16 / es;
@@ -311,93 +313,82 @@ bool choose_tile(const Problem& q, TileArgs* a, int64_t* smem_bytes) {
       if (toh == 1) break;
     }
   }
-  if (!found)
-    set_error(AVGPOOL_ERROR_UNSUPPORTED,
-              "cuda:generic: a %lldx%lld window does not fit in a shared-memory tile (cuda:direct takes it)",
-              (long long)q.kh, (long long)q.kw);
   return found;
 }
 
-avgpool_status accepts(const Problem& q) {
-  avgpool_status s = device_usable();
-  if (s != AVGPOOL_SUCCESS) return s;
-  if (q.layout != AVGPOOL_LAYOUT_NCHW)
-    return set_error(AVGPOOL_ERROR_UNSUPPORTED, "cuda:generic is NCHW only (cuda:nhwc takes NHWC)");
-  // int32 tile and table arithmetic
-  const int64_t big = int64_t(1) << 30, huge = int64_t(1) << 20;
-  if (q.h >= big || q.w >= big || q.oh >= big || q.ow >= big || q.kh >= huge || q.kw >= huge ||
-      q.sh >= huge || q.sw >= huge)
-    return set_error(AVGPOOL_ERROR_UNSUPPORTED,
-                     "cuda:generic: plane, kernel or stride too large for its tiles (cuda:direct takes it)");
-  TileArgs a;
-  int64_t smem;
-  return choose_tile(q, &a, &smem) ? AVGPOOL_SUCCESS : AVGPOOL_ERROR_UNSUPPORTED;
+// Plans the tiles for q on device into a, or declines.
+avgpool_status plan_tiles(const Problem& q, const DeviceInfo& device, TileArgs* a, int64_t* smem, Decline* why) {
+  if (q.layout != AVGPOOL_LAYOUT_NCHW) return decline(why, AVGPOOL_ERROR_UNSUPPORTED, "%s is NCHW only", kName);
+  if (!axes_fit_int32(q))  // int32 tile and table arithmetic
+    return decline(why, AVGPOOL_ERROR_UNSUPPORTED,
+                   "%s: an axis, kernel, stride or padding of 2^28 or more (cuda:any_direct takes it)", kName);
+  if (!choose_tile(q, a, smem))
+    return decline(why, AVGPOOL_ERROR_UNSUPPORTED,
+                   "%s: a %lldx%lld window does not fit in a shared-memory tile (cuda:any_direct takes it)", kName,
+                   (long long)q.kh, (long long)q.kw);
+  if (*smem > device.smem_block)
+    return decline(why, AVGPOOL_ERROR_UNSUPPORTED,
+                   "%s: a tile of %lld bytes exceeds device %d's shared memory (%lld)", kName,
+                   (long long)*smem, device.ordinal, (long long)device.smem_block);
+  a->aligned = (q.w * q.element_size) % 16 == 0;  // with a 16-byte-aligned src (vec_align)
+  a->tiles_y = (int)ceil_div(q.oh, a->toh);
+  a->tiles_x = (int)ceil_div(q.ow, a->tow);
+  a->items = q.planes() * a->tiles_y * a->tiles_x;
+  a->tx_shift = 5;  // 32 threads across the columns, up to 256 (a power of two >= tow)
+  while ((1 << a->tx_shift) < a->tow && (1 << a->tx_shift) < kThreads) ++a->tx_shift;
+  return AVGPOOL_SUCCESS;
 }
 
-// AUTO passes over this kernel where another measured faster (2026-11-29,
-// H200, f32): stride == kernel beyond 2x2 (the seed: cuda:nchw_rows 4.04 ms vs
-// 4.75 here), tiles of fewer than two outputs per thread (global 7x7 pooling:
-// nchw_rows 0.037-0.057 ms vs 2.5 here; k11 s4: equal), and pytorch numerics
-// beyond 5x5 windows (k11 s4: nchw_rows 3.98 ms vs 5.25 here).
-bool auto_skip(const Problem& q) {
-  TileArgs a;
-  int64_t smem;
-  if (accepts(q) != AVGPOOL_SUCCESS || !choose_tile(q, &a, &smem)) {  // let the others say why
-    clear_error();
-    return true;
-  }
-  const bool pyt = q.numerics == AVGPOOL_NUMERICS_PYTORCH;
-  return (q.stride_equals_kernel() && q.kh * q.kw > 4) || (int64_t)a.toh * a.tow < 2 * kThreads ||
-         (pyt && q.kh * q.kw > 25);
-}
-
-template <typename T, int K, bool PYT>
-avgpool_status launch_k(const TileArgs& a, int64_t smem, const T* src, T* dst, cudaStream_t st) {
-  return launch_persistent_smem<generic_kernel<T, K, PYT>>(kMaxSmem, a.items, kThreads, smem, st, "generic_kernel",
-                                                            src, dst, a);
-}
-
+// The kernel instantiation: compile-time square windows 2, 3, 5, 7 and 11
+// (the others run-time).
 template <typename T, bool PYT>
-avgpool_status launch(const TileArgs& a, int64_t smem, const T* src, T* dst, cudaStream_t st) {
-  switch (a.kh == a.kw ? a.kh : 0) {
-    case 2: return launch_k<T, 2, PYT>(a, smem, src, dst, st);
-    case 3: return launch_k<T, 3, PYT>(a, smem, src, dst, st);
-    case 5: return launch_k<T, 5, PYT>(a, smem, src, dst, st);
-    case 7: return launch_k<T, 7, PYT>(a, smem, src, dst, st);
-    case 11: return launch_k<T, 11, PYT>(a, smem, src, dst, st);
-    default: return launch_k<T, 0, PYT>(a, smem, src, dst, st);
-  }
+avgpool_status choose_kernel(KernelConfig<TileArgs>* c, int64_t smem, const DeviceInfo& device, Decline* why) {
+  const TileArgs& a = c->args;
+  return dispatch_k<2, 3, 5, 7, 11>(a.kh == a.kw ? a.kh : 0, [&](auto k) {
+    return use_kernel<TileArgs, T, generic_kernel<T, decltype(k)::value, PYT>>(
+        c, "generic_kernel", kThreads, smem, GridShape{a.items, true}, device, why);
+  });
 }
 
-avgpool_status execute(const Problem& q, const void* src, void* dst, void* stream) {
-  avgpool_status s = check_device_pointers(src, dst);
-  if (s != AVGPOOL_SUCCESS) return s;
-  TileArgs a;
+avgpool_status init(const Problem& q, const DeviceInfo& device, ConfigPtr* config, Decline* why) {
+  auto c = new_config<TileArgs>(q, device);
   int64_t smem = 0;
-  if (!choose_tile(q, &a, &smem)) return AVGPOOL_ERROR_UNSUPPORTED;
-  copy_geometry(q, &a);
-  a.aligned = (uintptr_t)src % 16 == 0 && (q.w * q.element_size) % 16 == 0;
-  a.tiles_y = (int)ceil_div(q.oh, a.toh);
-  a.tiles_x = (int)ceil_div(q.ow, a.tow);
-  a.items = q.planes() * a.tiles_y * a.tiles_x;
-  a.tx_shift = 5;  // 32 threads across the columns, up to 256 (a power of two >= tow)
-  while ((1 << a.tx_shift) < a.tow && (1 << a.tx_shift) < kThreads) ++a.tx_shift;
-  const bool pyt = q.numerics == AVGPOOL_NUMERICS_PYTORCH;
-  return dispatch_dtype_flag(q.dtype, pyt, [&](auto zero, auto pytorch_order) {
-    using T = decltype(zero);
-    return launch<T, decltype(pytorch_order)::value>(a, smem, static_cast<const T*>(src), static_cast<T*>(dst),
-                                                     (cudaStream_t)stream);
-  });
+  if (plan_tiles(q, device, &c->args, &smem, why) != AVGPOOL_SUCCESS) return why->status;
+  auto choose = [&](KernelConfig<TileArgs>* k) {
+    return dispatch_dtype_flag(q.dtype, q.numerics == AVGPOOL_NUMERICS_PYTORCH, [&](auto zero, auto pyt) {
+      return choose_kernel<decltype(zero), decltype(pyt)::value>(k, smem, device, why);
+    });
+  };
+  avgpool_status s = choose(c.get());
+  if (s != AVGPOOL_SUCCESS) return s;
+  if (c->args.aligned) {
+    // The same tiles, every chunk loaded element by element.
+    auto unaligned = new_config<TileArgs>(q, device);
+    unaligned->args = c->args;
+    unaligned->args.aligned = false;
+    if ((s = choose(unaligned.get())) != AVGPOOL_SUCCESS) return s;
+    c->vec_align = 16;  // interior chunks are 16-byte loads from src
+    c->unaligned = std::move(unaligned);
+  }
+  *config = std::move(c);
+  return AVGPOOL_SUCCESS;
 }
 
 }  // namespace
 
-const Impl kGenericImpl = {
-    /* .name     = */ "cuda:generic",
-    /* .backend  = */ AVGPOOL_BACKEND_CUDA,
-    /* .accepts  = */ accepts,
-    /* .execute  = */ execute,
-    /* .auto_skip= */ auto_skip,
+int64_t nchw_tiled_outputs_per_block(const Problem& q, const DeviceInfo& device) {
+  TileArgs a;
+  int64_t smem = 0;
+  Decline why;
+  return plan_tiles(q, device, &a, &smem, &why) == AVGPOOL_SUCCESS ? (int64_t)a.toh * a.tow : 0;
+}
+
+const Impl kNchwTiledImpl = {
+    /* .name      = */ kName,
+    /* .backend   = */ AVGPOOL_BACKEND_CUDA,
+    /* .direction = */ Direction::kForward,
+    /* .init      = */ init,
+    /* .execute   = */ execute_config,
 };
 
 }  // namespace cuda

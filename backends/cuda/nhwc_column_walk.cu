@@ -1,4 +1,5 @@
-// cuda:nhwc - NHWC (channels_last), any stride, padding, ceil_mode, divisor.
+// cuda:nhwc_column_walk - NHWC (channels_last), any stride, padding,
+// ceil_mode, divisor; any element-aligned pointers.
 //
 // One thread per (output pixel, 16-byte group of consecutive channels): the
 // threads of a warp read consecutive channels of the same input pixels, so
@@ -8,8 +9,9 @@
 // rows then columns left to right: PyTorch's order, bitwise, in both
 // numerics. Non-overlapping windows use streaming loads; overlapping ones
 // the read-only cache (neighbours re-read the same pixels). A scalar variant
-// (one channel per thread) serves C * size not a multiple of 16 bytes or
-// unaligned pointers. 64-bit indices; 1-D grid-stride grid.
+// (one channel per thread) serves C * size not a multiple of 16 bytes, and
+// src or dst not 16-byte aligned (the plan carries it beside the vector
+// one). 64-bit indices; 1-D grid-stride grid.
 //
 // Fast numerics, square kernels of 3, 5 or 7 with a row stride S of 1 or 2,
 // and 11 with stride 4 for 4- and 8-byte types (the overlapping shapes where
@@ -21,22 +23,22 @@
 // side (4 for 3x3 and 2 for 5x5 at stride 1, else 1), loading a row's
 // (R - 1) * S + K pixels once for all R windows (zeros outside the input),
 // with every load of a row issued before its sums and index math in int.
-// AUTO sends most of these shapes to cuda:nhwc_stream (16-byte channel
-// groups); the walk keeps fast row stride 2 and 7x7, and whatever that
-// implementation declines (rows of a tile too wide for shared memory).
 #include <type_traits>
 
 #include "common.cuh"
+#include "impls.h"
 
 namespace avgpool {
 namespace cuda {
 namespace {
 
-struct NhwcArgs {
+constexpr const char* kName = "cuda:nhwc_column_walk";
+constexpr int kThreads = 256;  // both kernels' launch bounds
+
+struct NhwcArgs : Geometry {
   int64_t total;  // output pixels * channel groups
   int64_t cg;     // channel groups per pixel
-  int64_t c, planes, h, w, oh, ow, kh, kw, sh, sw, ph, pw, divisor_override;
-  bool include_pad;
+  int64_t c;      // channels
 };
 
 // Three blocks per SM (85 registers) put more loads in flight; bf16's
@@ -109,11 +111,10 @@ nhwc_kernel(const T* __restrict__ src, T* __restrict__ dst, NhwcArgs a) {
   }
 }
 
-struct ColumnArgs {
+struct ColumnArgs : Geometry {
   int64_t total;  // n * runs * oxg * cg
   int64_t cg, runs, run, oxg;  // channel groups, runs of output rows per column, rows per run, column groups
-  int64_t c, planes, h, w, oh, ow, kh, kw, sh, sw, ph, pw, divisor_override;
-  bool include_pad;
+  int64_t c;                   // channels
 };
 
 // Three blocks per SM while the ring and a row's pixels are small (85
@@ -127,8 +128,8 @@ template <int K, int R> constexpr int column_min_blocks() { return K * R <= 6 ? 
 // width: the clipped-window variant it replaced for 7x7 and 11x11 measured
 // slower on 7x7 (2026-11-29, H200, NHWC 8x64x512x512: k7 s1 p3 f32 0.596
 // against 0.551 ms here, f16 0.500 against 0.437; s2 even or slower) and
-// faster only on 11x11 s4 (2.01 against 2.38 ms), which AUTO now sends to
-// cuda:nhwc_stream (1.10 ms).
+// faster only on 11x11 s4 (2.01 against 2.38 ms), where cuda:nhwc_tile_stream
+// measured 1.10 ms.
 template <typename T, int K, int S, int R>
 __global__ void __launch_bounds__(256, column_min_blocks<K, R>())
 nhwc_column_kernel(const T* __restrict__ src, T* __restrict__ dst, ColumnArgs a) {
@@ -231,17 +232,11 @@ nhwc_column_kernel(const T* __restrict__ src, T* __restrict__ dst, ColumnArgs a)
   }
 }
 
-template <typename T, int K, int S, int R>
-avgpool_status launch_column(const ColumnArgs& a, const T* src, T* dst, cudaStream_t st) {
-  nhwc_column_kernel<T, K, S, R><<<grid_for(ceil_div(a.total, 256)), 256, 0, st>>>(src, dst, a);
-  return check_launch("nhwc_column_kernel");
-}
-
-// The column walk applies (see the top of the file); vec: 16-byte channel groups.
-bool column_walk(const Problem& q, bool vec) {
-  if (!vec || q.numerics != AVGPOOL_NUMERICS_FAST || q.kh != q.kw) return false;
-  const int64_t axis_max = int64_t(1) << 30;  // the kernel's int index math
-  if (q.h >= axis_max || q.w >= axis_max || q.oh >= axis_max || q.ow >= axis_max) return false;
+// ---- host ------------------------------------------------------------------------------
+// The column walk applies (see the top of the file) to 16-byte channel groups.
+bool column_walk(const Problem& q) {
+  if (q.numerics != AVGPOOL_NUMERICS_FAST || q.kh != q.kw) return false;
+  if (!axes_fit_int32(q)) return false;  // the kernel's int index math
   if (q.kh == 11) return q.sh == 4 && q.element_size >= 4;  // a ring of 11 x 8 halves would spill
   return (q.sh == 1 || q.sh == 2) && (q.kh == 3 || q.kh == 5 || q.kh == 7);
 }
@@ -255,103 +250,122 @@ int columns_per_thread(const Problem& q) {
   return q.kh == 3 ? 4 : 2;
 }
 
-template <typename T, int K, int S>
-avgpool_status launch_column_r(const ColumnArgs& a, int r, const T* src, T* dst, cudaStream_t st) {
-  if constexpr (S == 1) {
-    if (r == 2) return launch_column<T, K, S, 2>(a, src, dst, st);
-    if constexpr (K == 3)
-      if (r == 4) return launch_column<T, K, S, 4>(a, src, dst, st);
-  }
-  return launch_column<T, K, S, 1>(a, src, dst, st);
-}
-
-avgpool_status execute_column(const Problem& q, const void* src, void* dst, cudaStream_t st) {
+void plan_walk(const Problem& q, int r, ColumnArgs* a) {
   const int64_t V = 16 / q.element_size;
-  const int r = columns_per_thread(q);
-  ColumnArgs a;
-  a.cg = q.c / V;
-  a.oxg = ceil_div(q.ow, r);
+  a->c = q.c;
+  a->cg = q.c / V;
+  a->oxg = ceil_div(q.ow, r);
   // Rows per run: long runs re-read fewer rows, while ~128K threads remain
   // (2026-11-29, H200, f32: k5 s1 p2 on 8x64x1024x1024 2.10 ms with 64 rows,
   // 2.94 with 4; k3 s1 p1 on 32x256x56x56 0.087 ms with 8 rows, 0.112 with 64).
-  const int64_t columns = q.n * a.oxg * a.cg;
-  a.run = 64;
-  while (a.run > 4 && columns * ceil_div(q.oh, a.run) < 128 * 1000) a.run /= 2;
-  a.runs = ceil_div(q.oh, a.run);
-  a.total = columns * a.runs;
-  copy_geometry(q, &a);
-  a.c = q.c;
-  return dispatch_dtype_cuda(q.dtype, [&](auto zero) {
-    using T = decltype(zero);
-    const T* s_ = static_cast<const T*>(src);
-    T* d_ = static_cast<T*>(dst);
-    const bool s2 = q.sh == 2;
-    switch (q.kh) {
-      case 3: return s2 ? launch_column_r<T, 3, 2>(a, r, s_, d_, st) : launch_column_r<T, 3, 1>(a, r, s_, d_, st);
-      case 5: return s2 ? launch_column_r<T, 5, 2>(a, r, s_, d_, st) : launch_column_r<T, 5, 1>(a, r, s_, d_, st);
-      case 7: return s2 ? launch_column<T, 7, 2, 1>(a, s_, d_, st) : launch_column<T, 7, 1, 1>(a, s_, d_, st);
-      default:
-        if constexpr (sizeof(T) >= 4) return launch_column<T, 11, 4, 1>(a, s_, d_, st);
-        return set_error(AVGPOOL_ERROR_INTERNAL, "nhwc column walk: unexpected kernel %lld", (long long)q.kh);
+  const int64_t columns = q.n * a->oxg * a->cg;
+  a->run = 64;
+  while (a->run > 4 && columns * ceil_div(q.oh, a->run) < 128 * 1000) a->run /= 2;
+  a->runs = ceil_div(q.oh, a->run);
+  a->total = columns * a->runs;
+}
+
+// The walk's instantiation: window K (3, 5, 7; 11 for 4- and 8-byte types),
+// row stride S (1 or 2; 4 for 11) and r = columns_per_thread outputs side
+// by side.
+template <typename T>
+avgpool_status choose_walk_kernel(KernelConfig<ColumnArgs>* c, int r, const DeviceInfo& device, Decline* why) {
+  const ColumnArgs& a = c->args;
+  auto use = [&](auto k, auto s, auto rr) {
+    return use_kernel<ColumnArgs, T,
+                      nhwc_column_kernel<T, decltype(k)::value, decltype(s)::value, decltype(rr)::value>>(
+        c, "nhwc_column_kernel", kThreads, 0, GridShape{ceil_div(a.total, kThreads), false}, device, why);
+  };
+  using One = std::integral_constant<int, 1>;
+  using Two = std::integral_constant<int, 2>;
+  return dispatch_k<3, 5, 7, 11>(a.kh, [&](auto k) -> avgpool_status {
+    constexpr int K = decltype(k)::value;
+    if constexpr (K == 3 || K == 5 || K == 7) {
+      if (a.sh == 2) return use(k, Two{}, One{});
+      if constexpr (K == 3)
+        if (r == 4) return use(k, One{}, std::integral_constant<int, 4>{});
+      if constexpr (K <= 5)
+        if (r == 2) return use(k, One{}, Two{});
+      return use(k, One{}, One{});
+    } else if constexpr (K == 11 && sizeof(T) >= 4) {
+      return use(k, std::integral_constant<int, 4>{}, One{});
+    } else {
+      return decline(why, AVGPOOL_ERROR_INTERNAL, "%s: no column walk for a %lldx%lld window", kName,
+                     (long long)a.kh, (long long)a.kw);
     }
   });
 }
 
-avgpool_status accepts(const Problem& q) {
-  avgpool_status s = device_usable();
-  if (s != AVGPOOL_SUCCESS) return s;
-  if (q.layout != AVGPOOL_LAYOUT_NHWC)
-    return set_error(AVGPOOL_ERROR_UNSUPPORTED, "cuda:nhwc is NHWC only");
-  return AVGPOOL_SUCCESS;
-}
-
-template <typename T, int K, bool VEC, bool STREAM>
-avgpool_status launch_k(const NhwcArgs& a, const T* src, T* dst, cudaStream_t st) {
-  nhwc_kernel<T, K, VEC, STREAM><<<grid_for(ceil_div(a.total, 256)), 256, 0, st>>>(src, dst, a);
-  return check_launch("nhwc_kernel");
-}
-
-template <typename T, bool VEC, bool STREAM>
-avgpool_status launch(const NhwcArgs& a, const T* src, T* dst, cudaStream_t st) {
-  switch (a.kw) {
-    case 2: return launch_k<T, 2, VEC, STREAM>(a, src, dst, st);
-    case 3: return launch_k<T, 3, VEC, STREAM>(a, src, dst, st);
-    case 5: return launch_k<T, 5, VEC, STREAM>(a, src, dst, st);
-    case 7: return launch_k<T, 7, VEC, STREAM>(a, src, dst, st);
-    case 11: return launch_k<T, 11, VEC, STREAM>(a, src, dst, st);
-    default: return launch_k<T, 0, VEC, STREAM>(a, src, dst, st);
-  }
-}
-
-avgpool_status execute(const Problem& q, const void* src, void* dst, void* stream) {
-  avgpool_status s = check_device_pointers(src, dst);
-  if (s != AVGPOOL_SUCCESS) return s;
-  const int64_t V = 16 / q.element_size;
-  const bool vec = (q.c % V == 0) && (uintptr_t)src % 16 == 0 && (uintptr_t)dst % 16 == 0;
-  if (column_walk(q, vec)) return execute_column(q, src, dst, (cudaStream_t)stream);
-  const bool stream_loads = q.sh >= q.kh && q.sw >= q.kw;  // no input read twice
-  NhwcArgs a;
-  a.cg = vec ? q.c / V : q.c;
-  a.total = q.n * q.oh * q.ow * a.cg;
-  copy_geometry(q, &a);
-  a.c = q.c;
-  return dispatch_dtype_cuda(q.dtype, [&](auto zero) {
-    using T = decltype(zero);
-    const T* s_ = static_cast<const T*>(src);
-    T* d_ = static_cast<T*>(dst);
-    cudaStream_t st = (cudaStream_t)stream;
-    if (vec) return stream_loads ? launch<T, true, true>(a, s_, d_, st) : launch<T, true, false>(a, s_, d_, st);
-    return stream_loads ? launch<T, false, true>(a, s_, d_, st) : launch<T, false, false>(a, s_, d_, st);
+// The per-pixel kernel's instantiation: compile-time widths 2, 3, 5, 7 and
+// 11 (the others run-time), streaming loads where no input is read twice.
+template <typename T, bool VEC>
+avgpool_status choose_pixel_kernel(KernelConfig<NhwcArgs>* c, const DeviceInfo& device, Decline* why) {
+  const NhwcArgs& a = c->args;
+  const bool stream_loads = a.sh >= a.kh && a.sw >= a.kw;  // no input read twice
+  auto use = [&](auto k, auto stream) {
+    return use_kernel<NhwcArgs, T, nhwc_kernel<T, decltype(k)::value, VEC, decltype(stream)::value>>(
+        c, "nhwc_kernel", kThreads, 0, GridShape{ceil_div(a.total, kThreads), false}, device, why);
+  };
+  return dispatch_k<2, 3, 5, 7, 11>(a.kw, [&](auto k) {
+    return stream_loads ? use(k, std::true_type{}) : use(k, std::false_type{});
   });
+}
+
+// The per-pixel kernel on 16-byte channel groups (vec) or single channels.
+std::unique_ptr<KernelConfig<NhwcArgs>> pixel_config(const Problem& q, const DeviceInfo& device, bool vec,
+                                                     Decline* why) {
+  auto c = new_config<NhwcArgs>(q, device);
+  c->args.c = q.c;
+  c->args.cg = vec ? q.c / (16 / q.element_size) : q.c;
+  c->args.total = q.n * q.oh * q.ow * c->args.cg;
+  const avgpool_status s = dispatch_dtype_cuda(q.dtype, [&](auto zero) {
+    using T = decltype(zero);
+    return vec ? choose_pixel_kernel<T, true>(c.get(), device, why)
+               : choose_pixel_kernel<T, false>(c.get(), device, why);
+  });
+  return s == AVGPOOL_SUCCESS ? std::move(c) : nullptr;
+}
+
+// 16-byte channel groups: the column walk or the vector per-pixel kernel for
+// 16-byte-aligned src and dst, the scalar per-pixel kernel for the others;
+// else the scalar kernel alone.
+avgpool_status init(const Problem& q, const DeviceInfo& device, ConfigPtr* config, Decline* why) {
+  if (q.layout != AVGPOOL_LAYOUT_NHWC) return decline(why, AVGPOOL_ERROR_UNSUPPORTED, "%s is NHWC only", kName);
+  const bool vec = q.c % (16 / q.element_size) == 0;
+  std::unique_ptr<KernelConfig<NhwcArgs>> scalar = pixel_config(q, device, false, why);
+  if (scalar == nullptr) return why->status;
+  if (!vec) {
+    *config = std::move(scalar);
+    return AVGPOOL_SUCCESS;
+  }
+  std::unique_ptr<CudaConfig> vector;
+  if (column_walk(q)) {
+    auto c = new_config<ColumnArgs>(q, device);
+    const int r = columns_per_thread(q);
+    plan_walk(q, r, &c->args);
+    const avgpool_status s = dispatch_dtype_cuda(q.dtype, [&](auto zero) {
+      return choose_walk_kernel<decltype(zero)>(c.get(), r, device, why);
+    });
+    if (s != AVGPOOL_SUCCESS) return s;
+    vector = std::move(c);
+  } else {
+    vector = pixel_config(q, device, true, why);
+    if (vector == nullptr) return why->status;
+  }
+  vector->vec_align = 16;  // 16-byte loads and stores
+  vector->unaligned = std::move(scalar);
+  *config = std::move(vector);
+  return AVGPOOL_SUCCESS;
 }
 
 }  // namespace
 
-const Impl kNhwcImpl = {
-    /* .name     = */ "cuda:nhwc",
-    /* .backend  = */ AVGPOOL_BACKEND_CUDA,
-    /* .accepts  = */ accepts,
-    /* .execute  = */ execute,
+const Impl kNhwcColumnWalkImpl = {
+    /* .name      = */ kName,
+    /* .backend   = */ AVGPOOL_BACKEND_CUDA,
+    /* .direction = */ Direction::kForward,
+    /* .init      = */ init,
+    /* .execute   = */ execute_config,
 };
 
 }  // namespace cuda

@@ -1,9 +1,10 @@
-// cuda:nhwc_stream - NHWC (channels_last) with 16-byte channel groups: any
-// kernel, stride, padding, ceil_mode and divisor while an input row feeds at
-// most 6 output rows and a tile's input rows fit three times in shared
-// memory. Both numerics (PyTorch's order, bitwise).
+// cuda:nhwc_tile_stream - NHWC (channels_last) with 16-byte channel groups:
+// any kernel, stride, padding, ceil_mode and divisor while an input row
+// feeds at most 6 output rows and a tile's input rows fit three times in
+// shared memory; src and dst 16-byte aligned. Both numerics (PyTorch's
+// order, bitwise).
 //
-// cuda:row_stream's scheme on NHWC tiles. An NHWC image row is W * C
+// cuda:nchw_row_stream's scheme on NHWC tiles. An NHWC image row is W * C
 // contiguous elements, too wide to stage whole, so a work unit is a band of
 // output rows times a tile of output columns of one image; the input pixels
 // under a tile's columns are one contiguous run of each input row. A producer
@@ -13,26 +14,28 @@
 // whole ring. Consumer threads each own (output column, 16-byte channel
 // group) items of the tile: a row's window for an item is kw vectors at a
 // pixel stride in shared memory (16 bytes per lane, conflict-free), summed
-// into the accumulators of the output rows the row feeds (stream_rows.cuh).
+// into the accumulators of the output rows the row feeds (bulk_ring.cuh).
 // Rows then columns, one accumulator per output, one division: PyTorch's
 // order in pytorch numerics; fast numerics sum a row's window once and add
 // it to each open output row.
 #include <algorithm>
 
 #include "common.cuh"
+#include "impls.h"
 #include "bulk_ring.cuh"
 
 namespace avgpool {
 namespace cuda {
 namespace {
 
+constexpr const char* kName = "cuda:nhwc_tile_stream";
 constexpr int kConsumerWarps = 8;
 constexpr int kConsumers = kConsumerWarps * 32;
 constexpr int kThreads = kConsumers + 32;  // + one producer warp
 constexpr int kMaxSlots = 6;               // output rows one input row may feed
 constexpr int kMaxItems = 2;               // (output column, channel group) items per consumer thread
 
-// As cuda:row_stream: three blocks per SM with ~16 KB stages while a
+// As cuda:nchw_row_stream: three blocks per SM with ~16 KB stages while a
 // thread's registers allow (f32, one item, no pytorch-order window of 7 or
 // more pixels held at once); else two, with ~32 KB stages (the registers of
 // three blocks spilled there).
@@ -40,7 +43,7 @@ __host__ __device__ constexpr int blocks_per_sm(int element_bytes, int items_per
                                                 int width) {
   return element_bytes == 4 && items_per_thread == 1 && !(pytorch_order && width >= 7) ? 3 : 2;
 }
-// The compile-time window width and slot count the launcher picks for the
+// The compile-time window width and slot count the plan picks for the
 // measured overlapping shapes (11 with stride 4, 5 and 3 with stride 1);
 // width 0: the runtime-width loop.
 struct Compiled {
@@ -54,9 +57,7 @@ __host__ __device__ constexpr Compiled compiled_for(int64_t kw, int64_t slots) {
 }
 __host__ __device__ constexpr int stage_target(int blocks) { return blocks == 3 ? 16 * 1024 : 32 * 1024; }
 
-struct NhwcStreamArgs {
-  int64_t planes, h, w, oh, ow, kh, kw, sh, sw, ph, pw, divisor_override;
-  bool include_pad;
+struct NhwcStreamArgs : Geometry {
   int64_t c;           // channels (a multiple of the 16-byte vector)
   int cg;              // 16-byte channel groups per pixel
   int tile_ox;         // output columns per unit
@@ -141,7 +142,7 @@ nhwc_stream_kernel(const T* __restrict__ src, T* __restrict__ dst, NhwcStreamArg
 
   // ---- consumers --------------------------------------------------------------------
   const int kw = K > 0 ? K : (int)a.kw;
-  const int c = (int)a.c;  // pixel stride in elements (C * V bytes < 2^31: accepts)
+  const int c = (int)a.c;  // pixel stride in elements (C * V bytes < 2^31: plan_tiles)
   int col_off[CPT], col_count[CPT], col_factor[CPT], out_off[CPT];
   A acc[RM][CPT][V];
 #pragma unroll
@@ -258,32 +259,27 @@ nhwc_stream_kernel(const T* __restrict__ src, T* __restrict__ dst, NhwcStreamArg
 }
 
 // ---- host ------------------------------------------------------------------------------
-bool geometry(const Problem& q, NhwcStreamArgs* a, int64_t* smem) {
+// Plans the tiles, bands and ring for q on device into a, or declines.
+avgpool_status plan_tiles(const Problem& q, const DeviceInfo& device, NhwcStreamArgs* a, int64_t* smem,
+                          Decline* why) {
   const int64_t es = q.element_size, V = 16 / es;
-  if (q.layout != AVGPOOL_LAYOUT_NHWC) {
-    set_error(AVGPOOL_ERROR_UNSUPPORTED, "cuda:nhwc_stream is NHWC only");
-    return false;
-  }
-  if (q.c % V != 0) {
-    set_error(AVGPOOL_ERROR_UNSUPPORTED,
-              "cuda:nhwc_stream: %lld channels are not a multiple of the 16-byte vector (%lld)",
-              (long long)q.c, (long long)V);
-    return false;
-  }
-  const int64_t axis_max = int64_t(1) << 28;  // int row and column math (sums of a few stay < 2^31)
-  if (q.h >= axis_max || q.w >= axis_max || q.kh >= axis_max || q.kw >= axis_max || q.sh >= axis_max ||
-      q.sw >= axis_max || q.ph >= axis_max || q.pw >= axis_max || q.c * es >= axis_max ||
-      q.ow * q.c >= (int64_t(1) << 31)) {
-    set_error(AVGPOOL_ERROR_UNSUPPORTED, "cuda:nhwc_stream: an axis, kernel, stride, padding or row of 2^28 or more");
-    return false;
-  }
+  if (q.layout != AVGPOOL_LAYOUT_NHWC) return decline(why, AVGPOOL_ERROR_UNSUPPORTED, "%s is NHWC only", kName);
+  if (q.c % V != 0)
+    return decline(why, AVGPOOL_ERROR_UNSUPPORTED,
+                   "%s: %lld channels are not a multiple of the 16-byte vector (%lld)", kName, (long long)q.c,
+                   (long long)V);
+  if (!axes_fit_int32(q))
+    return decline(why, AVGPOOL_ERROR_UNSUPPORTED, "%s: an axis, kernel, stride or padding of 2^28 or more",
+                   kName);
+  // A pixel's bytes and an output row's elements are int in the kernel
+  // (column and output offsets, the staged rows' pitch).
+  if (q.c * es >= (int64_t(1) << 28) || q.ow * q.c >= (int64_t(1) << 31))
+    return decline(why, AVGPOOL_ERROR_UNSUPPORTED, "%s: pixels of 2^28 bytes or output rows of 2^31 elements",
+                   kName);
   const int64_t slots = q.kh <= q.sh ? 1 : ceil_div(q.kh, q.sh);
-  if (slots > kMaxSlots) {
-    set_error(AVGPOOL_ERROR_UNSUPPORTED,
-              "cuda:nhwc_stream: an input row feeds up to %lld output rows (at most %d)", (long long)slots,
-              kMaxSlots);
-    return false;
-  }
+  if (slots > kMaxSlots)
+    return decline(why, AVGPOOL_ERROR_UNSUPPORTED, "%s: an input row feeds up to %lld output rows (at most %d)",
+                   kName, (long long)slots, kMaxSlots);
   const int64_t cg = q.c / V;
   // Items per thread: two where windows overlap (a wider tile re-reads
   // fewer edge pixels: 2026-11-29, H200, f32 NHWC, k11 s4 1.147 -> 1.099 ms,
@@ -293,32 +289,28 @@ bool geometry(const Problem& q, NhwcStreamArgs* a, int64_t* smem) {
   const int64_t target_items = (slots == 1 || es == 2 ? 1 : kMaxItems) * kConsumers;
   const int64_t tile_ox = std::min<int64_t>(q.ow, std::max<int64_t>(1, target_items / cg));
   const int64_t items_per_thread = ceil_div(tile_ox * cg, kConsumers);
-  if (items_per_thread > kMaxItems) {
-    set_error(AVGPOOL_ERROR_UNSUPPORTED, "cuda:nhwc_stream: %lld channel groups of 16 bytes (at most %d)",
-              (long long)cg, kConsumers * kMaxItems);
-    return false;
-  }
+  if (items_per_thread > kMaxItems)
+    return decline(why, AVGPOOL_ERROR_UNSUPPORTED, "%s: %lld channel groups of 16 bytes (at most %d)", kName,
+                   (long long)cg, kConsumers * kMaxItems);
   const int64_t run_pixels = std::min<int64_t>(q.w, (tile_ox - 1) * q.sw + q.kw);
   const int64_t pitch = run_pixels * q.c * es;
   const bool pyt = q.numerics == AVGPOOL_NUMERICS_PYTORCH;
   const int blocks = blocks_per_sm((int)es, (int)items_per_thread, pyt, compiled_for(q.kw, slots).width);
   // per block: its share of the SM less the 1 KB the runtime reserves and the barriers
   const int64_t limit =
-      std::min<int64_t>(max_shared_per_block(), max_shared_per_sm() / blocks - 1024) - 2 * kMaxRingStages * 8;
+      std::min<int64_t>(device.smem_block, device.smem_sm / blocks - 1024) - 2 * kMaxRingStages * 8;
   const int64_t rows_per_stage = std::max<int64_t>(1, stage_target(blocks) / pitch);
   const int64_t stage = rows_per_stage * pitch;
   const int64_t stages = std::min<int64_t>(kMaxRingStages, limit / stage);
-  if (stages < 3 || stage >= (int64_t(1) << 20)) {
-    set_error(AVGPOOL_ERROR_UNSUPPORTED,
-              "cuda:nhwc_stream: a tile's input rows of %lld bytes do not fit three times in shared memory",
-              (long long)pitch);
-    return false;
-  }
+  if (stages < 3 || stage >= (int64_t(1) << 20))
+    return decline(why, AVGPOOL_ERROR_UNSUPPORTED,
+                   "%s: a tile's input rows of %lld bytes do not fit three times in shared memory", kName,
+                   (long long)pitch);
   // Bands: the count that minimises (rounds of units over the grid) x
   // (input rows per unit); more bands balance the grid, fewer re-read
   // fewer of the kh - sh rows adjacent bands share.
   const int64_t tiles = ceil_div(q.ow, tile_ox);
-  const int64_t grid = (int64_t)blocks * sm_count();
+  const int64_t grid = (int64_t)blocks * device.sms;
   int64_t best_bands = 1, best_cost = -1;
   for (int64_t b = 1; b <= std::min<int64_t>(q.oh, 256); ++b) {
     const int64_t band = ceil_div(q.oh, b);
@@ -343,83 +335,56 @@ bool geometry(const Problem& q, NhwcStreamArgs* a, int64_t* smem) {
   a->stage_bytes = (int)stage;
   a->slots = (int)slots;
   *smem = stages * stage;
-  return true;
+  return AVGPOOL_SUCCESS;
 }
 
-// AUTO leaves to cuda:nhwc's column walk, in fast numerics (2026-11-29,
-// H200, ms here against there):
-//  - square 3/5/7 windows at row stride 2, and 7x7 (k3 s2 p1 ceil f32
-//    0.078 against 0.073; 7x7 not measured here);
-//  - 3x3 and 5x5 at stride 1 in 2-byte types, and 5x5 in f64 (f16 k3 s1 p1
-//    on 32x256x56x56 0.069 against 0.059, k5 s1 p2 on 8x64x512x512 0.335
-//    against 0.274; bf16 0.064 / 0.059, 0.307 / 0.276; f64 k5 0.860 /
-//    0.762, but k3 0.133 against 0.141). f32 stays here (0.066 / 0.070,
-//    1.356 / 1.450 on the benchmark's shapes).
-bool auto_skip(const Problem& q) {
-  if (q.numerics != AVGPOOL_NUMERICS_FAST || q.kh != q.kw) return false;
-  if ((q.kh == 3 || q.kh == 5 || q.kh == 7) && (q.sh == 2 || q.kh == 7)) return true;
-  if (q.sh == 1 && q.sw == 1 && (q.kh == 3 || q.kh == 5))
-    return q.element_size == 2 || (q.element_size == 8 && q.kh == 5);
-  return false;
+// The kernel instantiation: compiled_for's width and slots, items per
+// thread 1 or 2.
+template <typename T, bool PYT>
+avgpool_status choose_kernel(KernelConfig<NhwcStreamArgs>* c, int64_t smem, const DeviceInfo& device,
+                             Decline* why) {
+  const NhwcStreamArgs& a = c->args;
+  const Compiled compiled = compiled_for(a.kw, a.slots);
+  auto use = [&](auto k, auto rm, auto cpt) {
+    return use_kernel<NhwcStreamArgs, T,
+                      nhwc_stream_kernel<T, decltype(k)::value, decltype(rm)::value, decltype(cpt)::value, PYT>>(
+        c, "nhwc_stream_kernel", kThreads, smem, GridShape{a.total_units, true}, device, why);
+  };
+  auto with_cpt = [&](auto cpt) {
+    return dispatch_k<11, 5, 3>(compiled.width, [&](auto k) {
+      constexpr int K = decltype(k)::value;
+      if constexpr (K > 0) return use(k, std::integral_constant<int, K == 5 ? 5 : 3>{}, cpt);
+      else if (compiled.slots == 1) return use(k, std::integral_constant<int, 1>{}, cpt);
+      else if (compiled.slots == 3) return use(k, std::integral_constant<int, 3>{}, cpt);
+      else return use(k, std::integral_constant<int, kMaxSlots>{}, cpt);
+    });
+  };
+  return a.tile_ox * a.cg > kConsumers ? with_cpt(std::integral_constant<int, 2>{})
+                                       : with_cpt(std::integral_constant<int, 1>{});
 }
 
-avgpool_status accepts(const Problem& q) {
-  avgpool_status s = device_usable();
-  if (s != AVGPOOL_SUCCESS) return s;
-  NhwcStreamArgs a;
-  int64_t smem;
-  return geometry(q, &a, &smem) ? AVGPOOL_SUCCESS : AVGPOOL_ERROR_UNSUPPORTED;
-}
-
-template <typename T, int K, int RM, int CPT, bool PYT>
-avgpool_status launch_k(const NhwcStreamArgs& a, int64_t smem, const T* src, T* dst, cudaStream_t st) {
-  return launch_persistent_smem<nhwc_stream_kernel<T, K, RM, CPT, PYT>>(
-      max_shared_per_block(), a.total_units, kThreads, smem, st, "nhwc_stream_kernel", src, dst, a);
-}
-
-template <typename T, int CPT, bool PYT>
-avgpool_status launch_cpt(const NhwcStreamArgs& a, int64_t smem, const T* src, T* dst, cudaStream_t st) {
-  const Compiled k = compiled_for(a.kw, a.slots);
-  if (k.width == 11) return launch_k<T, 11, 3, CPT, PYT>(a, smem, src, dst, st);
-  if (k.width == 5) return launch_k<T, 5, 5, CPT, PYT>(a, smem, src, dst, st);
-  if (k.width == 3) return launch_k<T, 3, 3, CPT, PYT>(a, smem, src, dst, st);
-  if (k.slots == 1) return launch_k<T, 0, 1, CPT, PYT>(a, smem, src, dst, st);
-  if (k.slots == 3) return launch_k<T, 0, 3, CPT, PYT>(a, smem, src, dst, st);
-  return launch_k<T, 0, kMaxSlots, CPT, PYT>(a, smem, src, dst, st);
-}
-
-avgpool_status execute(const Problem& q, const void* src, void* dst, void* stream) {
-  avgpool_status s = check_device_pointers(src, dst);
-  if (s != AVGPOOL_SUCCESS) return s;
-  if ((uintptr_t)src % 16 != 0 || (uintptr_t)dst % 16 != 0) {
-    // The copy engine and the vector stores need 16-byte alignment; a
-    // misaligned view falls back to the per-pixel kernel (its scalar path).
-    return execute_fallback(q, src, dst, stream, {&kNhwcImpl}, "cuda:nhwc_stream");
-  }
-  NhwcStreamArgs a;
+avgpool_status init(const Problem& q, const DeviceInfo& device, ConfigPtr* config, Decline* why) {
+  auto c = new_config<NhwcStreamArgs>(q, device);
   int64_t smem = 0;
-  if (!geometry(q, &a, &smem)) return AVGPOOL_ERROR_UNSUPPORTED;
-  copy_geometry(q, &a);
-  const bool pyt = q.numerics == AVGPOOL_NUMERICS_PYTORCH;
-  const bool two = a.tile_ox * a.cg > kConsumers;
-  return dispatch_dtype_flag(q.dtype, pyt, [&](auto zero, auto pytorch_order) {
-    using T = decltype(zero);
-    constexpr bool P = decltype(pytorch_order)::value;
-    const T* s_ = static_cast<const T*>(src);
-    T* d_ = static_cast<T*>(dst);
-    return two ? launch_cpt<T, 2, P>(a, smem, s_, d_, (cudaStream_t)stream)
-               : launch_cpt<T, 1, P>(a, smem, s_, d_, (cudaStream_t)stream);
+  if (plan_tiles(q, device, &c->args, &smem, why) != AVGPOOL_SUCCESS) return why->status;
+  c->src_align = 16;  // bulk copies of pixel runs
+  c->dst_align = 16;  // 16-byte stores
+  const bool pytorch = q.numerics == AVGPOOL_NUMERICS_PYTORCH;
+  const avgpool_status s = dispatch_dtype_flag(q.dtype, pytorch, [&](auto zero, auto pyt) {
+    return choose_kernel<decltype(zero), decltype(pyt)::value>(c.get(), smem, device, why);
   });
+  if (s == AVGPOOL_SUCCESS) *config = std::move(c);
+  return s;
 }
 
 }  // namespace
 
-const Impl kNhwcStreamImpl = {
-    /* .name     = */ "cuda:nhwc_stream",
-    /* .backend  = */ AVGPOOL_BACKEND_CUDA,
-    /* .accepts  = */ accepts,
-    /* .execute  = */ execute,
-    /* .auto_skip= */ auto_skip,
+const Impl kNhwcTileStreamImpl = {
+    /* .name      = */ kName,
+    /* .backend   = */ AVGPOOL_BACKEND_CUDA,
+    /* .direction = */ Direction::kForward,
+    /* .init      = */ init,
+    /* .execute   = */ execute_config,
 };
 
 }  // namespace cuda

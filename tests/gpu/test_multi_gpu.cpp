@@ -31,7 +31,7 @@ int device_count() {
       cudaGetLastError();
       count = 0;
     }
-    if (count < 2) printf("gpu_multi: %d CUDA device(s): the two-device cases are skipped\n", count);
+    if (count == 1) printf("gpu_multi: one CUDA device: the two-device cases are skipped\n");
     return count;
   }();
   return n;
