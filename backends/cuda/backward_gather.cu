@@ -19,11 +19,14 @@
 //  - pytorch numerics: the ring holds the M x M terms; an element adds the
 //    terms of its window rows in order (oh, then ow ascending), one
 //    accumulator: PyTorch's order and rounding, bitwise.
-//  - fast numerics: the ring holds one partial per window row, the row's
-//    grad_output values times the reciprocals of their column factors
-//    (fused multiply-adds), times the reciprocal of the row factor; an
-//    element adds its rows' partials (per-row partials, another order of
-//    the same terms, within the float32 summation bound).
+//  - fast numerics: the ring holds one partial per window row, the sum of
+//    the row's grad_output values times the correctly rounded reciprocals
+//    of their divisors (fused multiply-adds); an element adds its rows'
+//    partials (per-row partials: the same terms in another order, each
+//    with one more rounding, within the float32 summation bound). The
+//    reciprocals are recomputed only when a window row's divisor factor
+//    differs from the last one's (edge rows, ceil mode), so interior rows
+//    need no division at all.
 // M (= the larger of ceil(kh / sh) and ceil(kw / sw)) is a template
 // parameter, 1, 2, 3 or 5, with int32 index math within an axis
 // (axes_fit_int32). Larger windows per element, or axes of 2^28 and more,
@@ -69,16 +72,16 @@ __device__ __forceinline__ void walk_column(const GatherArgs& a, const T* g_plan
   const int nc = cols.last - cols.first + 1;  // <= M; <= 0 when no window holds the column
   const T* g_col = g_plane + (int64_t)cols.first * cin;
   int col_factor[M];
-  A col_rcp[M];
 #pragma unroll
-  for (int j = 0; j < M; ++j) {
-    col_factor[j] = 1;
-    col_rcp[j] = A(0);
-    if (j < nc) {
-      col_factor[j] = axis_divisor_factor(axis_window_of<int>(cols.first + j, w, kw, sw, pw), a.include_pad);
-      col_rcp[j] = A(1) / static_cast<A>(ovr != 0 ? ovr : (int64_t)col_factor[j]);
-    }
-  }
+  for (int j = 0; j < M; ++j)
+    col_factor[j] = j < nc ? axis_divisor_factor(axis_window_of<int>(cols.first + j, w, kw, sw, pw), a.include_pad)
+                           : 1;
+  // fast: 1 / d of the column's windows in the window row of factor
+  // rcp_row_factor (-1: none yet); 0 for columns beyond nc.
+  A rcp[M];
+  int64_t rcp_row_factor = -1;
+#pragma unroll
+  for (int j = 0; j < M; ++j) rcp[j] = A(0);
 
   // The rows' windows first..last, kept as y moves down one row at a time:
   // `first` is the first window still holding y, `next` the last window
@@ -128,11 +131,17 @@ __device__ __forceinline__ void walk_column(const GatherArgs& a, const T* g_plan
                                                            divisor_from_factors(row_factor, col_factor[j], ovr))
                                   : A(0);
       } else {
+        if (row_factor != rcp_row_factor) {
+          rcp_row_factor = row_factor;
+#pragma unroll
+          for (int j = 0; j < M; ++j)
+            if (j < nc) rcp[j] = A(1) / static_cast<A>(divisor_from_factors(row_factor, col_factor[j], ovr));
+        }
         A partial = A(0);
 #pragma unroll
         for (int j = 0; j < M; ++j)
-          if (j < nc) partial = fma(E::to_acc(load1<false>(g + j * cin)), col_rcp[j], partial);
-        ring[M - 1][0] = ovr != 0 ? partial : partial * (A(1) / static_cast<A>(row_factor));
+          if (j < nc) partial = fma(E::to_acc(load1<false>(g + j * cin)), rcp[j], partial);
+        ring[M - 1][0] = partial;
       }
     }
     // Window rows first..top are this row's (top == last, or none when
