@@ -23,10 +23,10 @@
 //    the row's grad_output values times the correctly rounded reciprocals
 //    of their divisors (fused multiply-adds); an element adds its rows'
 //    partials (per-row partials: the same terms in another order, each
-//    with one more rounding, within the float32 summation bound). The
-//    reciprocals are recomputed only when a window row's divisor factor
-//    differs from the last one's (edge rows, ceil mode), so interior rows
-//    need no division at all.
+//    with one more rounding, within the float32 summation bound).
+// The column's divisors (pytorch: converted to the accumulator type; fast:
+// their reciprocals) are recomputed only when a window row's divisor factor
+// differs from the last one's (edge rows, ceil mode).
 // M (= the larger of ceil(kh / sh) and ceil(kw / sw)) is a template
 // parameter, 1, 2, 3 or 5, with int32 index math within an axis
 // (axes_fit_int32). Larger windows per element, or axes of 2^28 and more,
@@ -67,7 +67,7 @@ __device__ __forceinline__ void walk_column(const GatherArgs& a, const T* g_plan
   const int kh = (int)a.kh, kw = (int)a.kw, sh = (int)a.sh, sw = (int)a.sw, ph = (int)a.ph, pw = (int)a.pw;
   const int64_t ovr = a.divisor_override;
 
-  // The column's windows, their divisor factors (fast: reciprocals).
+  // The column's windows and their divisor factors.
   const AxisOutputsOf<int> cols = axis_outputs_of<int>(x, w, ow_count, kw, sw, pw);
   const int nc = cols.last - cols.first + 1;  // <= M; <= 0 when no window holds the column
   const T* g_col = g_plane + (int64_t)cols.first * cin;
@@ -76,12 +76,14 @@ __device__ __forceinline__ void walk_column(const GatherArgs& a, const T* g_plan
   for (int j = 0; j < M; ++j)
     col_factor[j] = j < nc ? axis_divisor_factor(axis_window_of<int>(cols.first + j, w, kw, sw, pw), a.include_pad)
                            : 1;
-  // fast: 1 / d of the column's windows in the window row of factor
-  // rcp_row_factor (-1: none yet); 0 for columns beyond nc.
-  A rcp[M];
-  int64_t rcp_row_factor = -1;
+  // The column's divisors in the window row of factor div_row_factor (-1:
+  // none yet), converted once per change of the row factor (edge rows,
+  // ceil mode): pytorch numerics backward_divisor's, fast the correctly
+  // rounded reciprocals.
+  A div[M];
+  int64_t div_row_factor = -1;
 #pragma unroll
-  for (int j = 0; j < M; ++j) rcp[j] = A(0);
+  for (int j = 0; j < M; ++j) div[j] = A(1);
 
   // The rows' windows first..last, kept as y moves down one row at a time:
   // `first` is the first window still holding y, `next` the last window
@@ -123,24 +125,26 @@ __device__ __forceinline__ void walk_column(const GatherArgs& a, const T* g_plan
 #pragma unroll
         for (int j = 0; j < R; ++j) ring[i][j] = ring[i + 1][j];
       const int64_t row_factor = axis_divisor_factor(axis_window_of<int>(top, h, kh, sh, ph), a.include_pad);
+      if (row_factor != div_row_factor) {
+        div_row_factor = row_factor;
+#pragma unroll
+        for (int j = 0; j < M; ++j) {
+          if (j < nc) {
+            const int64_t d = divisor_from_factors(row_factor, col_factor[j], ovr);
+            div[j] = PYT ? backward_divisor<T, PYT>(d) : A(1) / static_cast<A>(d);
+          }
+        }
+      }
       const T* g = g_col + (int64_t)top * g_row_stride;
       if constexpr (PYT) {
 #pragma unroll
         for (int j = 0; j < M; ++j)
-          ring[M - 1][j] = j < nc ? backward_term<T, true>(load1<false>(g + j * cin),
-                                                           divisor_from_factors(row_factor, col_factor[j], ovr))
-                                  : A(0);
+          ring[M - 1][j] = j < nc ? backward_term_by<T, true>(load1<false>(g + j * cin), div[j]) : A(0);
       } else {
-        if (row_factor != rcp_row_factor) {
-          rcp_row_factor = row_factor;
-#pragma unroll
-          for (int j = 0; j < M; ++j)
-            if (j < nc) rcp[j] = A(1) / static_cast<A>(divisor_from_factors(row_factor, col_factor[j], ovr));
-        }
         A partial = A(0);
 #pragma unroll
         for (int j = 0; j < M; ++j)
-          if (j < nc) partial = fma(E::to_acc(load1<false>(g + j * cin)), rcp[j], partial);
+          if (j < nc) partial = fma(E::to_acc(load1<false>(g + j * cin)), div[j], partial);
         ring[M - 1][0] = partial;
       }
     }
