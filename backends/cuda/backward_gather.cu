@@ -26,7 +26,9 @@
 //    with one more rounding, within the float32 summation bound).
 // The column's divisors (pytorch: converted to the accumulator type; fast:
 // their reciprocals) are recomputed only when a window row's divisor factor
-// differs from the last one's (edge rows, ceil mode).
+// differs from the last one's (edge rows, ceil mode). At row stride 1 each
+// row brings one window row, and the walk unrolls M rows so that the ring
+// rotates by register naming instead of moves.
 // M (= the larger of ceil(kh / sh) and ceil(kw / sw)) is a template
 // parameter, 1, 2, 3 or 5, with int32 index math within an axis
 // (axes_fit_int32). Larger windows per element, or axes of 2^28 and more,
@@ -54,36 +56,86 @@ struct GatherArgs : Geometry {
   int64_t items;          // column_blocks * ceil(h / seg_rows)
 };
 
+// The terms of one grad_input column: its windows (ow first..first + nc - 1,
+// nc <= M) and their divisors, and a window row's terms. g_plane:
+// grad_output's plane (NCHW) or batch item (NHWC) of the column, at its
+// channel; cin: elements between neighbouring pixels of a row (1 in NCHW,
+// c in NHWC). int32 within an axis (axes_fit_int32).
+template <typename T, int M, bool PYT>
+struct ColumnTerms {
+  using E = Elem<T>;
+  using A = typename E::acc_t;
+  static constexpr int R = PYT ? M : 1;  // values a window row keeps in the ring
+
+  const GatherArgs& a;
+  const T* g_col;  // grad_output at window row 0, window column `first`
+  int64_t cin;
+  int nc;
+  int col_factor[M];
+  // The divisors in the window row of factor div_row_factor (-1: none yet),
+  // converted once per change of the row factor (edge rows, ceil mode):
+  // pytorch numerics backward_divisor's, fast their correctly rounded
+  // reciprocals.
+  A div[M];
+  int64_t div_row_factor = -1;
+
+  __device__ __forceinline__ ColumnTerms(const GatherArgs& args, const T* g_plane, int x, int64_t channels_in)
+      : a(args), cin(channels_in) {
+    const int w = (int)a.w, kw = (int)a.kw, sw = (int)a.sw, pw = (int)a.pw;
+    const AxisOutputsOf<int> cols = axis_outputs_of<int>(x, w, (int)a.ow, kw, sw, pw);
+    nc = cols.last - cols.first + 1;  // <= 0 when no window holds the column
+    g_col = g_plane + (int64_t)cols.first * cin;
+#pragma unroll
+    for (int j = 0; j < M; ++j) {
+      col_factor[j] =
+          j < nc ? axis_divisor_factor(axis_window_of<int>(cols.first + j, w, kw, sw, pw), a.include_pad) : 1;
+      div[j] = A(1);
+    }
+  }
+
+  // slot = window row oh's terms (pytorch: M, columns j >= nc 0) or its
+  // partial (fast: sum over j of g * (1 / d), fused multiply-adds); zeros
+  // for a row outside [0, oh). Zeros leave an accumulator that started at
+  // +0 unchanged (it is never -0).
+  __device__ __forceinline__ void load(int oh, A (&slot)[R]) {
+#pragma unroll
+    for (int j = 0; j < R; ++j) slot[j] = A(0);
+    if (oh < 0 || oh >= (int)a.oh) return;
+    const int64_t row_factor =
+        axis_divisor_factor(axis_window_of<int>(oh, (int)a.h, (int)a.kh, (int)a.sh, (int)a.ph), a.include_pad);
+    if (row_factor != div_row_factor) {
+      div_row_factor = row_factor;
+#pragma unroll
+      for (int j = 0; j < M; ++j) {
+        if (j < nc) {
+          const int64_t d = divisor_from_factors(row_factor, col_factor[j], a.divisor_override);
+          div[j] = PYT ? backward_divisor<T, PYT>(d) : A(1) / static_cast<A>(d);
+        }
+      }
+    }
+    const T* g = g_col + (int64_t)oh * a.ow * cin;
+    if constexpr (PYT) {
+#pragma unroll
+      for (int j = 0; j < M; ++j)
+        if (j < nc) slot[j] = backward_term_by<T, true>(load1<false>(g + j * cin), div[j]);
+    } else {
+#pragma unroll
+      for (int j = 0; j < M; ++j)
+        if (j < nc) slot[0] = fma(E::to_acc(load1<false>(g + j * cin)), div[j], slot[0]);
+    }
+  }
+};
+
 // The walk of one column over rows [y0, y1) with a ring of the last M window
-// rows' terms. g_plane: grad_output's plane (NCHW) or batch item (NHWC) of
-// the column, at its channel; out: grad_input at row 0 of the column; cin:
-// elements between neighbouring pixels of a row (1 in NCHW, c in NHWC).
+// rows' terms (any row stride). out: grad_input at row 0 of the column.
 template <typename T, int M, bool PYT>
 __device__ __forceinline__ void walk_column(const GatherArgs& a, const T* g_plane, T* out, int x, int y0, int y1,
                                             int64_t cin) {
   using E = Elem<T>;
   using A = typename E::acc_t;
-  const int h = (int)a.h, w = (int)a.w, oh_count = (int)a.oh, ow_count = (int)a.ow;
-  const int kh = (int)a.kh, kw = (int)a.kw, sh = (int)a.sh, sw = (int)a.sw, ph = (int)a.ph, pw = (int)a.pw;
-  const int64_t ovr = a.divisor_override;
-
-  // The column's windows and their divisor factors.
-  const AxisOutputsOf<int> cols = axis_outputs_of<int>(x, w, ow_count, kw, sw, pw);
-  const int nc = cols.last - cols.first + 1;  // <= M; <= 0 when no window holds the column
-  const T* g_col = g_plane + (int64_t)cols.first * cin;
-  int col_factor[M];
-#pragma unroll
-  for (int j = 0; j < M; ++j)
-    col_factor[j] = j < nc ? axis_divisor_factor(axis_window_of<int>(cols.first + j, w, kw, sw, pw), a.include_pad)
-                           : 1;
-  // The column's divisors in the window row of factor div_row_factor (-1:
-  // none yet), converted once per change of the row factor (edge rows,
-  // ceil mode): pytorch numerics backward_divisor's, fast the correctly
-  // rounded reciprocals.
-  A div[M];
-  int64_t div_row_factor = -1;
-#pragma unroll
-  for (int j = 0; j < M; ++j) div[j] = A(1);
+  constexpr int R = ColumnTerms<T, M, PYT>::R;
+  const int h = (int)a.h, oh_count = (int)a.oh, kh = (int)a.kh, sh = (int)a.sh, ph = (int)a.ph;
+  ColumnTerms<T, M, PYT> terms(a, g_plane, x, cin);
 
   // The rows' windows first..last, kept as y moves down one row at a time:
   // `first` is the first window still holding y, `next` the last window
@@ -95,16 +147,14 @@ __device__ __forceinline__ void walk_column(const GatherArgs& a, const T* g_plan
   int next_start = next * sh - ph;
   int top = first - 1;  // the last window row in the ring
 
-  // Ring slot i holds window row top - (M - 1) + i; columns j >= nc hold 0,
-  // which leaves an accumulator that started at +0 unchanged.
-  constexpr int R = PYT ? M : 1;
+  // Ring slot i holds window row top - (M - 1) + i.
   A ring[M][R];
 #pragma unroll
   for (int i = 0; i < M; ++i)
 #pragma unroll
     for (int j = 0; j < R; ++j) ring[i][j] = A(0);
 
-  const int64_t g_row_stride = (int64_t)ow_count * cin, out_row_stride = (int64_t)w * cin;
+  const int64_t out_row_stride = a.w * cin;
   T* o = out + (int64_t)y0 * out_row_stride;
   for (int y = y0; y < y1; ++y, o += out_row_stride) {
     if (y > y0) {
@@ -124,29 +174,7 @@ __device__ __forceinline__ void walk_column(const GatherArgs& a, const T* g_plan
       for (int i = 0; i + 1 < M; ++i)
 #pragma unroll
         for (int j = 0; j < R; ++j) ring[i][j] = ring[i + 1][j];
-      const int64_t row_factor = axis_divisor_factor(axis_window_of<int>(top, h, kh, sh, ph), a.include_pad);
-      if (row_factor != div_row_factor) {
-        div_row_factor = row_factor;
-#pragma unroll
-        for (int j = 0; j < M; ++j) {
-          if (j < nc) {
-            const int64_t d = divisor_from_factors(row_factor, col_factor[j], ovr);
-            div[j] = PYT ? backward_divisor<T, PYT>(d) : A(1) / static_cast<A>(d);
-          }
-        }
-      }
-      const T* g = g_col + (int64_t)top * g_row_stride;
-      if constexpr (PYT) {
-#pragma unroll
-        for (int j = 0; j < M; ++j)
-          ring[M - 1][j] = j < nc ? backward_term_by<T, true>(load1<false>(g + j * cin), div[j]) : A(0);
-      } else {
-        A partial = A(0);
-#pragma unroll
-        for (int j = 0; j < M; ++j)
-          if (j < nc) partial = fma(E::to_acc(load1<false>(g + j * cin)), div[j], partial);
-        ring[M - 1][0] = partial;
-      }
+      terms.load(top, ring[M - 1]);
     }
     // Window rows first..top are this row's (top == last, or none when
     // top < first); oh ascending, then ow ascending.
@@ -157,6 +185,51 @@ __device__ __forceinline__ void walk_column(const GatherArgs& a, const T* g_plan
 #pragma unroll
         for (int j = 0; j < R; ++j) acc += ring[i][j];
     store_stream(o, E::from_acc(acc));
+  }
+}
+
+// The walk at row stride 1: row y's windows are first..y + ph (clamped to
+// the last window row; rows past it load as zeros), so every row brings
+// exactly one new window row. The loop is unrolled M times and step c of a
+// round keeps window row y + ph in ring slot c: the ring rotates by naming,
+// with no register moves.
+template <typename T, int M, bool PYT>
+__device__ __forceinline__ void walk_column_stride1(const GatherArgs& a, const T* g_plane, T* out, int x, int y0,
+                                                    int y1, int64_t cin) {
+  using E = Elem<T>;
+  using A = typename E::acc_t;
+  constexpr int R = ColumnTerms<T, M, PYT>::R;
+  const int kh = (int)a.kh, ph = (int)a.ph;
+  ColumnTerms<T, M, PYT> terms(a, g_plane, x, cin);
+  // Before step 0 of the first round, slot p (1..M-1) holds window row
+  // y0 + ph - M + p.
+  A ring[M][R];
+#pragma unroll
+  for (int j = 0; j < R; ++j) ring[0][j] = A(0);
+#pragma unroll
+  for (int p = 1; p < M; ++p) terms.load(y0 + ph - M + p, ring[p]);
+  const int64_t out_row_stride = a.w * cin;
+  T* o = out + (int64_t)y0 * out_row_stride;
+  for (int y = y0; y < y1; y += M, o += M * out_row_stride) {
+#pragma unroll
+    for (int c = 0; c < M; ++c) {
+      if (y + c < y1) {
+        const int newest = y + c + ph;  // logical slot M - 1, physical slot c
+        terms.load(newest, ring[c]);
+        // Logical slot i (physical (c + 1 + i) % M) holds window row
+        // newest - (M - 1) + i; the row's windows start at
+        // max(0, newest - kh + 1).
+        const int first = newest - kh + 1 > 0 ? newest - kh + 1 : 0;
+        const int lowest = first - (newest - (M - 1));
+        A acc = A(0);
+#pragma unroll
+        for (int i = 0; i < M; ++i)
+          if (i >= lowest)
+#pragma unroll
+            for (int j = 0; j < R; ++j) acc += ring[(c + 1 + i) % M][j];
+        store_stream(o + c * out_row_stride, E::from_acc(acc));
+      }
+    }
   }
 }
 
@@ -214,8 +287,12 @@ gather_kernel(const T* __restrict__ gout, T* __restrict__ gin, GatherArgs a) {
     }
     const T* g_plane = gout + outer * a.oh * a.ow * cin + c;
     T* out = gin + outer * a.h * a.w * cin + x * cin + c;
-    if constexpr (M > 0) walk_column<T, M, PYT>(a, g_plane, out, (int)x, (int)y0, (int)y1, cin);
-    else direct_column<T, PYT>(a, g_plane, out, x, y0, y1, cin);
+    if constexpr (M > 0) {
+      if (a.sh == 1) walk_column_stride1<T, M, PYT>(a, g_plane, out, (int)x, (int)y0, (int)y1, cin);
+      else walk_column<T, M, PYT>(a, g_plane, out, (int)x, (int)y0, (int)y1, cin);
+    } else {
+      direct_column<T, PYT>(a, g_plane, out, x, y0, y1, cin);
+    }
   }
 }
 
