@@ -46,7 +46,10 @@ namespace {
 
 constexpr const char* kName = "cuda:backward_gather";
 constexpr int kThreads = 256;
-constexpr int kMinBlocks = 2;  // up to 128 registers: the M = 5 ring of f64 terms
+// Blocks per SM the registers are planned for: three for 2- and 4-byte
+// types (at most 85 registers; the M = 5 pytorch ring of NCHW spills 16
+// bytes), two for f64 (its M = 5 ring of 25 doubles takes 124).
+template <typename T> constexpr int min_blocks() { return sizeof(T) == 8 ? 2 : 3; }
 
 struct GatherArgs : Geometry {
   int64_t c;              // channels
@@ -265,7 +268,7 @@ __device__ __forceinline__ void direct_column(const GatherArgs& a, const T* g_pl
 // NHWC: layout; M: the ring's window rows and columns (0: the direct walk);
 // PYT: PyTorch's numerics.
 template <typename T, bool NHWC, int M, bool PYT>
-__global__ void __launch_bounds__(kThreads, kMinBlocks)
+__global__ void __launch_bounds__(kThreads, min_blocks<T>())
 gather_kernel(const T* __restrict__ gout, T* __restrict__ gin, GatherArgs a) {
   for (int64_t item = blockIdx.x; item < a.items; item += gridDim.x) {
     const int64_t f = (item % a.column_blocks) * kThreads + threadIdx.x;
