@@ -148,6 +148,18 @@ template <class Args> struct KernelConfig : CudaConfig {
 // the launch runs with the plan's device current and restores the caller's.
 avgpool_status execute_config(const Problem& q, const Config& config, const void* src, void* dst, void* stream);
 
+// The Impl of a CUDA implementation: each executes through execute_config.
+constexpr Impl cuda_impl(const char* name, Direction direction,
+                         avgpool_status (*init)(const Problem&, const DeviceInfo&, ConfigPtr*, Decline*)) {
+  return Impl{name, AVGPOOL_BACKEND_CUDA, direction, init, execute_config};
+}
+
+// The end of an init: the configuration goes to the plan when s is SUCCESS.
+template <class C> avgpool_status hand_over(avgpool_status s, std::unique_ptr<C> c, ConfigPtr* config) {
+  if (s == AVGPOOL_SUCCESS) *config = std::move(c);
+  return s;
+}
+
 template <class Args, typename T, void (*Kernel)(const T*, T*, Args)>
 avgpool_status launch_kernel(const CudaConfig& c, const void* src, void* dst, cudaStream_t stream) {
   Kernel<<<c.grid, c.threads, (size_t)c.smem, stream>>>(static_cast<const T*>(src), static_cast<T*>(dst),

@@ -21,7 +21,7 @@
 // interior; the producer lanes load the few head/tail elements themselves.
 #include <algorithm>
 
-#include "bulk_copy.cuh"
+#include "bulk_ring.cuh"
 #include "common.cuh"
 #include "impls.h"
 
@@ -102,21 +102,16 @@ nchw_rows_kernel(const T* __restrict__ src, T* __restrict__ dst, RowsArgs a) {
   const int warp = tid / 32, lane = tid % 32;
   const int64_t kh = K > 0 ? K : a.kh, kw = K > 0 ? K : a.kw;
 
-  if (tid == 0) {
-    for (int s = 0; s < a.stages; ++s) {
-      mbar_init(&full[s], 32);
-      mbar_init(&empty[s], kConsumers);
-    }
-    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-  }
-  __syncthreads();
+  // Every producer lane arrives on full[s]: each stores the head and tail
+  // elements it loaded itself.
+  ring_init(full, empty, a.stages, kConsumers, 32);
 
   if (warp == kConsumerWarps) {
     // ---- producer warp -----------------------------------------------------------
-    int k = 0;
-    for (int64_t item = blockIdx.x; item < a.items; item += gridDim.x, ++k) {
-      const int s = k % a.stages;
-      if (k >= a.stages) mbar_wait(&empty[s], (uint32_t)((k / a.stages - 1) & 1));
+    RingCursor ring(a.stages);
+    for (int64_t item = blockIdx.x; item < a.items; item += gridDim.x, ring.advance()) {
+      const int s = ring.s;
+      if (ring.lapped) mbar_wait(&empty[s], ring.phase ^ 1);
       const Item it = decode<T>(a, item);
       const char* g0 = reinterpret_cast<const char*>(src + it.first);
       const char* g1 = reinterpret_cast<const char*>(src + it.first + it.count);
@@ -178,10 +173,10 @@ nchw_rows_kernel(const T* __restrict__ src, T* __restrict__ dst, RowsArgs a) {
     return axis_window(ox, a.w, kw, a.sw, a.pw);
   };
 
-  int k = 0;
-  for (int64_t item = blockIdx.x; item < a.items; item += gridDim.x, ++k) {
-    const int s = k % a.stages;
-    mbar_wait(&full[s], (uint32_t)((k / a.stages) & 1));
+  RingCursor ring(a.stages);
+  for (int64_t item = blockIdx.x; item < a.items; item += gridDim.x, ring.advance()) {
+    const int s = ring.s;
+    mbar_wait(&full[s], ring.phase);
     const Item it = decode<T>(a, item);
     const uintptr_t mis = (uintptr_t)(src + it.first) & 15;
     const int64_t P = it.pitch, VP = a.vs_pitch;
@@ -397,19 +392,12 @@ avgpool_status init(const Problem& q, const DeviceInfo& device, ConfigPtr* confi
               c.get(), "nchw_rows_kernel", kThreads, smem, GridShape{c->args.items, true}, device, why);
         });
       });
-  if (s == AVGPOOL_SUCCESS) *config = std::move(c);
-  return s;
+  return hand_over(s, std::move(c), config);
 }
 
 }  // namespace
 
-const Impl kNchwRowBulkImpl = {
-    /* .name      = */ kName,
-    /* .backend   = */ AVGPOOL_BACKEND_CUDA,
-    /* .direction = */ Direction::kForward,
-    /* .init      = */ init,
-    /* .execute   = */ execute_config,
-};
+const Impl kNchwRowBulkImpl = cuda_impl(kName, Direction::kForward, init);
 
 }  // namespace cuda
 }  // namespace avgpool

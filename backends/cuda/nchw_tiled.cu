@@ -383,13 +383,7 @@ int64_t nchw_tiled_outputs_per_block(const Problem& q, const DeviceInfo& device)
   return plan_tiles(q, device, &a, &smem, &why) == AVGPOOL_SUCCESS ? (int64_t)a.toh * a.tow : 0;
 }
 
-const Impl kNchwTiledImpl = {
-    /* .name      = */ kName,
-    /* .backend   = */ AVGPOOL_BACKEND_CUDA,
-    /* .direction = */ Direction::kForward,
-    /* .init      = */ init,
-    /* .execute   = */ execute_config,
-};
+const Impl kNchwTiledImpl = cuda_impl(kName, Direction::kForward, init);
 
 }  // namespace cuda
 }  // namespace avgpool

@@ -373,19 +373,12 @@ avgpool_status init(const Problem& q, const DeviceInfo& device, ConfigPtr* confi
   const avgpool_status s = dispatch_dtype_flag(q.dtype, pytorch, [&](auto zero, auto pyt) {
     return choose_kernel<decltype(zero), decltype(pyt)::value>(c.get(), smem, device, why);
   });
-  if (s == AVGPOOL_SUCCESS) *config = std::move(c);
-  return s;
+  return hand_over(s, std::move(c), config);
 }
 
 }  // namespace
 
-const Impl kNhwcTileStreamImpl = {
-    /* .name      = */ kName,
-    /* .backend   = */ AVGPOOL_BACKEND_CUDA,
-    /* .direction = */ Direction::kForward,
-    /* .init      = */ init,
-    /* .execute   = */ execute_config,
-};
+const Impl kNhwcTileStreamImpl = cuda_impl(kName, Direction::kForward, init);
 
 }  // namespace cuda
 }  // namespace avgpool
