@@ -160,6 +160,10 @@ template <class C> avgpool_status hand_over(avgpool_status s, std::unique_ptr<C>
   return s;
 }
 
+// Calls f(T{}, std::bool_constant<pytorch numerics>{}) for the problem's
+// dtype and numerics: where an init picks its kernel instantiation.
+template <typename F> avgpool_status for_problem_types(const Problem& q, F&& f);
+
 template <class Args, typename T, void (*Kernel)(const T*, T*, Args)>
 avgpool_status launch_kernel(const CudaConfig& c, const void* src, void* dst, cudaStream_t stream) {
   Kernel<<<c.grid, c.threads, (size_t)c.smem, stream>>>(static_cast<const T*>(src), static_cast<T*>(dst),
@@ -230,6 +234,10 @@ template <typename F> inline avgpool_status dispatch_dtype_flag(avgpool_dtype dt
   return dispatch_dtype_cuda(dtype, [&](auto zero) {
     return flag ? f(zero, std::true_type{}) : f(zero, std::false_type{});
   });
+}
+
+template <typename F> avgpool_status for_problem_types(const Problem& q, F&& f) {
+  return dispatch_dtype_flag(q.dtype, q.numerics == AVGPOOL_NUMERICS_PYTORCH, static_cast<F&&>(f));
 }
 
 }  // namespace cuda

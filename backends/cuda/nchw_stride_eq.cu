@@ -239,7 +239,7 @@ avgpool_status init(const Problem& q, const DeviceInfo& device, ConfigPtr* confi
     c->args.pitch = g.pitch;
     c->args.vec_ok = vec == 1 && (q.w * q.element_size) % 16 == 0;
     const avgpool_status s =
-        dispatch_dtype_flag(q.dtype, q.numerics == AVGPOOL_NUMERICS_PYTORCH, [&](auto zero, auto pyt) {
+        for_problem_types(q, [&](auto zero, auto pyt) {
           return choose_kernel<decltype(zero), decltype(pyt)::value>(c.get(), g, device, why);
         });
     if (s != AVGPOOL_SUCCESS) return s;
