@@ -27,7 +27,12 @@ const char* const kUsage =
     "  --repeat R             timed runs after one warm-up (default 20); the median is printed\n"
     "  --seed S               input seed (default 20261129)\n"
     "  --samples K            random outputs checked against the reference (default 4096),\n"
-    "                         besides every edge row and column of the first, middle and last plane\n";
+    "                         besides every edge row and column of the first, middle and last plane\n"
+    "  --verbose              when no GPU is usable, also print the CUDA runtime's report\n"
+    "                         (error name and text, device count, driver and runtime versions)\n"
+    "\n"
+    "Without a usable GPU, `run` says why in one line (e.g. \"no CUDA driver or device found\")\n"
+    "and runs on the CPU.\n";
 
 namespace {
 
@@ -112,6 +117,7 @@ std::string parse_run(const std::vector<std::string>& args, RunOptions* o) {
     int64_t x = 0;
     if (a == "--ceil-mode") p.ceil_mode = 1;
     else if (a == "--exclude-pad") p.count_include_pad = 0;
+    else if (a == "--verbose") o->verbose = true;
     else if (a == "--shape") {
       if (!value(&v) || !parse_shape(v, &p)) return "--shape needs N,C,H,W (four integers)";
       o->shape_given = true;
