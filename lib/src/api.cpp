@@ -42,14 +42,29 @@ avgpool_status create_plan(const avgpool_params* p, const char* forward_impl, co
   // The backward runs on the forward's backend (the same memory).
   Problem same_backend = problem;
   same_backend.backend = created->forward.impl->backend;
+  if (backward_impl != nullptr) {
+    const avgpool::Impl* forced = avgpool::find_impl(backward_impl);
+    if (forced != nullptr && forced->direction == avgpool::Direction::kBackward &&
+        forced->backend != same_backend.backend) {
+      const char* forward_name = created->forward.impl->name;
+      delete created;
+      return set_error(AVGPOOL_ERROR_INVALID_ARGUMENT,
+                       "backward_impl (\"%s\") is of backend %s, the forward (\"%s\") of backend %s: "
+                       "both directions run on one backend",
+                       backward_impl, avgpool::backend_name(forced->backend), forward_name,
+                       avgpool::backend_name(same_backend.backend));
+    }
+  }
   avgpool::DeviceInfo backward_device;
   s = avgpool::choose(same_backend, avgpool::Direction::kBackward, backward_impl, &backward_device,
                       &created->backward);
   if (s != AVGPOOL_SUCCESS && backward_impl != nullptr) {
     delete created;
-    if (s == AVGPOOL_ERROR_BACKEND_UNAVAILABLE || avgpool::find_impl(backward_impl) != nullptr)
-      return set_error(s == AVGPOOL_ERROR_BACKEND_UNAVAILABLE ? AVGPOOL_ERROR_INVALID_ARGUMENT : s, "%s",
-                       avgpool_last_error_message());
+    if (s == AVGPOOL_ERROR_BACKEND_UNAVAILABLE || avgpool::find_impl(backward_impl) != nullptr) {
+      char reason[512];  // set_error writes the buffer the message is read from
+      snprintf(reason, sizeof reason, "%s", avgpool_last_error_message());
+      return set_error(s == AVGPOOL_ERROR_BACKEND_UNAVAILABLE ? AVGPOOL_ERROR_INVALID_ARGUMENT : s, "%s", reason);
+    }
     return s;
   }
   if (s != AVGPOOL_SUCCESS) {  // optional: the plan still serves the forward
