@@ -1,5 +1,6 @@
 #include "golden_file.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -163,7 +164,8 @@ std::string format_case(const GoldenBackwardCase& gc, const std::vector<float>& 
   char buf[64];
   auto list = [&](const char* format, auto values) {
     for (size_t i = 0; i < values.size(); ++i) {
-      snprintf(buf, sizeof buf, format, (double)values[i]);
+      // NaN as PyTorch prints it (printf would show the sign bit: "-nan").
+      snprintf(buf, sizeof buf, format, isnan((double)values[i]) ? NAN : (double)values[i]);
       os << (i ? " " : "") << buf;
     }
     os << '\n';
