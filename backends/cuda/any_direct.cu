@@ -56,19 +56,12 @@ avgpool_status init(const Problem& q, const DeviceInfo& device, ConfigPtr* confi
     return use_kernel<DirectArgs, T, direct_kernel<T>>(c.get(), "direct_kernel", kThreads, 0,
                                                        GridShape{ceil_div(a.total, kThreads), false}, device, why);
   });
-  if (s == AVGPOOL_SUCCESS) *config = std::move(c);
-  return s;
+  return hand_over(s, std::move(c), config);
 }
 
 }  // namespace
 
-const Impl kAnyDirectImpl = {
-    /* .name      = */ kName,
-    /* .backend   = */ AVGPOOL_BACKEND_CUDA,
-    /* .direction = */ Direction::kForward,
-    /* .init      = */ init,
-    /* .execute   = */ execute_config,
-};
+const Impl kAnyDirectImpl = cuda_impl(kName, Direction::kForward, init);
 
 }  // namespace cuda
 }  // namespace avgpool

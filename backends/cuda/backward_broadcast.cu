@@ -290,13 +290,7 @@ avgpool_status init(const Problem& q, const DeviceInfo& device, ConfigPtr* confi
 
 }  // namespace
 
-const Impl kBackwardBroadcastImpl = {
-    /* .name      = */ kName,
-    /* .backend   = */ AVGPOOL_BACKEND_CUDA,
-    /* .direction = */ Direction::kBackward,
-    /* .init      = */ init,
-    /* .execute   = */ execute_config,
-};
+const Impl kBackwardBroadcastImpl = cuda_impl(kName, Direction::kBackward, init);
 
 }  // namespace cuda
 }  // namespace avgpool

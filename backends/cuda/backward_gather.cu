@@ -352,13 +352,7 @@ avgpool_status init(const Problem& q, const DeviceInfo& device, ConfigPtr* confi
 
 }  // namespace
 
-const Impl kBackwardGatherImpl = {
-    /* .name      = */ kName,
-    /* .backend   = */ AVGPOOL_BACKEND_CUDA,
-    /* .direction = */ Direction::kBackward,
-    /* .init      = */ init,
-    /* .execute   = */ execute_config,
-};
+const Impl kBackwardGatherImpl = cuda_impl(kName, Direction::kBackward, init);
 
 }  // namespace cuda
 }  // namespace avgpool

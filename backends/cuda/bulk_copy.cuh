@@ -1,6 +1,6 @@
 // Hopper's bulk copy engine (cp.async.bulk, global -> shared) and the
 // mbarriers its copies complete on: the PTX the pipelined kernels share
-// (cuda:nchw_rows, cuda:row_stream). sm_90 and later.
+// (cuda:nchw_row_bulk, cuda:nchw_row_stream, cuda:nhwc_tile_stream). sm_90 and later.
 #pragma once
 
 #include <stdint.h>

@@ -1,7 +1,8 @@
-// The two halves of a row-streaming kernel that cuda:row_stream (NCHW) and
-// cuda:nhwc_stream share: a ring of shared-memory stages that one producer
-// lane fills with the copy engine while consumer threads drain it, and the
-// output rows kept open while input rows stream by. Rows come from
+// What the bulk-copy kernels share: a ring of shared-memory stages that a
+// producer fills with the copy engine while consumer threads drain it (every
+// bulk-copy kernel: cuda:nchw_row_stream, cuda:nhwc_tile_stream,
+// cuda:nchw_row_bulk), and the output rows kept open while input rows stream
+// by (the two streaming kernels). Rows come from
 // window.h's axis_window_of; nothing here derives a window or a divisor.
 #pragma once
 
@@ -34,11 +35,13 @@ struct RingCursor {
 };
 
 // Thread 0 sets up the barriers: full[s] completes when the producer's bytes
-// have landed, empty[s] when all `consumers` threads have arrived.
-__device__ __forceinline__ void ring_init(uint64_t* full, uint64_t* empty, int stages, int consumers) {
+// have landed and its `producers` threads have arrived, empty[s] when all
+// `consumers` threads have arrived.
+__device__ __forceinline__ void ring_init(uint64_t* full, uint64_t* empty, int stages, int consumers,
+                                          int producers = 1) {
   if (threadIdx.x == 0) {
     for (int s = 0; s < stages; ++s) {
-      mbar_init(&full[s], 1);
+      mbar_init(&full[s], (uint32_t)producers);
       mbar_init(&empty[s], (uint32_t)consumers);
     }
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
@@ -61,7 +64,7 @@ __device__ __forceinline__ void ring_fill_begin(uint64_t* full, uint64_t* empty,
 // it off and calls store(slot, oy, row_window) for each output row that y
 // completed. Counting rows keeps per-row work to a few integer comparisons
 // (a [first, last] range of fed outputs cost ~270 instructions per warp and
-// row on k11 s4: 2026-11-29, docs/cuda.md log 33). Int math: the kernels
+// row on k11 s4, H200, 2026-11-29). Int math: the kernels
 // decline axes of 2^28 or more.
 template <int RM>
 struct OpenRows {

@@ -148,6 +148,12 @@ template <class Args> struct KernelConfig : CudaConfig {
 // the launch runs with the plan's device current and restores the caller's.
 avgpool_status execute_config(const Problem& q, const Config& config, const void* src, void* dst, void* stream);
 
+// The Impl of a CUDA implementation: each executes through execute_config.
+constexpr Impl cuda_impl(const char* name, Direction direction,
+                         avgpool_status (*init)(const Problem&, const DeviceInfo&, ConfigPtr*, Decline*)) {
+  return Impl{name, AVGPOOL_BACKEND_CUDA, direction, init, execute_config};
+}
+
 template <class Args, typename T, void (*Kernel)(const T*, T*, Args)>
 avgpool_status launch_kernel(const CudaConfig& c, const void* src, void* dst, cudaStream_t stream) {
   Kernel<<<c.grid, c.threads, (size_t)c.smem, stream>>>(static_cast<const T*>(src), static_cast<T*>(dst),
@@ -187,6 +193,27 @@ template <class Args> std::unique_ptr<KernelConfig<Args>> new_config(const Probl
   return c;
 }
 
+// The end of an init: the configuration goes to the plan when s is SUCCESS.
+template <class C> avgpool_status hand_over(avgpool_status s, std::unique_ptr<C> c, ConfigPtr* config) {
+  if (s == AVGPOOL_SUCCESS) *config = std::move(c);
+  return s;
+}
+
+// An implementation with a 16-byte-vector kernel and a scalar one for the
+// same problem: fill(config, vectors) sets up each (and sets vec_align to 16
+// where the vector one needs aligned pointers); the scalar one then runs
+// other pointers (execute_config picks).
+template <class Args, class Fill>
+avgpool_status hand_over_vector_and_scalar(const Problem& q, const DeviceInfo& device, ConfigPtr* config,
+                                           Fill&& fill) {
+  auto vec = new_config<Args>(q, device), scalar = new_config<Args>(q, device);
+  avgpool_status s;
+  if ((s = fill(vec.get(), true)) != AVGPOOL_SUCCESS || (s = fill(scalar.get(), false)) != AVGPOOL_SUCCESS) return s;
+  if (vec->vec_align > 1) vec->unaligned = std::move(scalar);
+  *config = std::move(vec);
+  return AVGPOOL_SUCCESS;
+}
+
 // One range guard: kernels that index within an axis in int32 take axes,
 // kernels, strides and paddings below 2^28 (sums of a few stay below 2^31).
 bool axes_fit_int32(const Problem& q);
@@ -218,6 +245,12 @@ template <typename F> inline avgpool_status dispatch_dtype_flag(avgpool_dtype dt
   return dispatch_dtype_cuda(dtype, [&](auto zero) {
     return flag ? f(zero, std::true_type{}) : f(zero, std::false_type{});
   });
+}
+
+// Calls f(T{}, std::bool_constant<pytorch numerics>{}) for the problem's
+// dtype and numerics: where an init picks its kernel instantiation.
+template <typename F> avgpool_status for_problem_types(const Problem& q, F&& f) {
+  return dispatch_dtype_flag(q.dtype, q.numerics == AVGPOOL_NUMERICS_PYTORCH, static_cast<F&&>(f));
 }
 
 }  // namespace cuda

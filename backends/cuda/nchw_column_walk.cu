@@ -202,19 +202,12 @@ avgpool_status init(const Problem& q, const DeviceInfo& device, ConfigPtr* confi
       }
     });
   });
-  if (s == AVGPOOL_SUCCESS) *config = std::move(c);
-  return s;
+  return hand_over(s, std::move(c), config);
 }
 
 }  // namespace
 
-const Impl kNchwColumnWalkImpl = {
-    /* .name      = */ kName,
-    /* .backend   = */ AVGPOOL_BACKEND_CUDA,
-    /* .direction = */ Direction::kForward,
-    /* .init      = */ init,
-    /* .execute   = */ execute_config,
-};
+const Impl kNchwColumnWalkImpl = cuda_impl(kName, Direction::kForward, init);
 
 }  // namespace cuda
 }  // namespace avgpool

@@ -21,7 +21,7 @@
 // interior; the producer lanes load the few head/tail elements themselves.
 #include <algorithm>
 
-#include "bulk_copy.cuh"
+#include "bulk_ring.cuh"
 #include "common.cuh"
 #include "impls.h"
 
@@ -59,9 +59,6 @@ struct Item {
   int64_t p0, r0, r1, oy0;
   int np, noy;
   int64_t first, count;  // elements of src: one contiguous range
-  int64_t xa, pitch;     // columns [xa, xa + pitch) of each row are in the stage
-  int64_t ox0;
-  int nox;               // output columns [ox0, ox0 + nox)
 };
 
 template <typename T>
@@ -83,10 +80,6 @@ __device__ __forceinline__ Item decode(const RowsArgs& a, int64_t item) {
     it.first = (it.p0 * a.h + it.r0) * a.w;
     it.count = (it.r1 - it.r0) * a.w;
   }
-  it.xa = 0;
-  it.pitch = a.w;
-  it.ox0 = 0;
-  it.nox = (int)a.ow;
   return it;
 }
 
@@ -102,21 +95,16 @@ nchw_rows_kernel(const T* __restrict__ src, T* __restrict__ dst, RowsArgs a) {
   const int warp = tid / 32, lane = tid % 32;
   const int64_t kh = K > 0 ? K : a.kh, kw = K > 0 ? K : a.kw;
 
-  if (tid == 0) {
-    for (int s = 0; s < a.stages; ++s) {
-      mbar_init(&full[s], 32);
-      mbar_init(&empty[s], kConsumers);
-    }
-    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-  }
-  __syncthreads();
+  // Every producer lane arrives on full[s]: each stores the head and tail
+  // elements it loaded itself.
+  ring_init(full, empty, a.stages, kConsumers, 32);
 
   if (warp == kConsumerWarps) {
     // ---- producer warp -----------------------------------------------------------
-    int k = 0;
-    for (int64_t item = blockIdx.x; item < a.items; item += gridDim.x, ++k) {
-      const int s = k % a.stages;
-      if (k >= a.stages) mbar_wait(&empty[s], (uint32_t)((k / a.stages - 1) & 1));
+    RingCursor ring(a.stages);
+    for (int64_t item = blockIdx.x; item < a.items; item += gridDim.x, ring.advance()) {
+      const int s = ring.s;
+      if (ring.lapped) mbar_wait(&empty[s], ring.phase ^ 1);
       const Item it = decode<T>(a, item);
       const char* g0 = reinterpret_cast<const char*>(src + it.first);
       const char* g1 = reinterpret_cast<const char*>(src + it.first + it.count);
@@ -178,13 +166,34 @@ nchw_rows_kernel(const T* __restrict__ src, T* __restrict__ dst, RowsArgs a) {
     return axis_window(ox, a.w, kw, a.sw, a.pw);
   };
 
-  int k = 0;
-  for (int64_t item = blockIdx.x; item < a.items; item += gridDim.x, ++k) {
-    const int s = k % a.stages;
-    mbar_wait(&full[s], (uint32_t)((k / a.stages) & 1));
+  // The consumers share an item's outputs element by element: start_row(pr,
+  // p, r) when a thread moves to output row r of the item's plane p (pair
+  // pr), then output(ox) for each of its outputs in that row.
+  auto for_each_output = [&](int rows_out, int noy, auto&& start_row, auto&& output) {
+    const int now = (int)a.ow;
+    const int total = rows_out * now;
+    const int oq = kConsumers / now, orr = kConsumers - oq * now;
+    int opr = tid / now, ox = tid - opr * now, ocur = -1;
+    for (int e = tid; e < total; e += kConsumers) {
+      if (opr != ocur) {
+        ocur = opr;
+        const int p = opr / noy;
+        start_row(opr, p, opr - p * noy);
+      }
+      output(ox);
+      ox += orr;
+      opr += oq;
+      if (ox >= now) { ox -= now; ++opr; }
+    }
+  };
+
+  RingCursor ring(a.stages);
+  for (int64_t item = blockIdx.x; item < a.items; item += gridDim.x, ring.advance()) {
+    const int s = ring.s;
+    mbar_wait(&full[s], ring.phase);
     const Item it = decode<T>(a, item);
     const uintptr_t mis = (uintptr_t)(src + it.first) & 15;
-    const int64_t P = it.pitch, VP = a.vs_pitch;
+    const int64_t P = a.w, VP = a.vs_pitch;
     const T* t = reinterpret_cast<const T*>(smem + (size_t)s * a.stage_bytes + mis);
     const int64_t plane_rows = it.r1 - it.r0;  // rows per plane in the stage
     const int nrows_out = it.np * it.noy;      // (plane, output row) pairs
@@ -251,76 +260,63 @@ nchw_rows_kernel(const T* __restrict__ src, T* __restrict__ dst, RowsArgs a) {
       // The stage is no longer needed: hand it back before the horizontal pass.
       mbar_arrive(&empty[s]);
       consumers_sync();
-      const int now = it.nox;
-      const int total_o = nrows_out * now;
-      const int oq = kConsumers / now, orr = kConsumers - oq * now;
-      int opr = tid / now, ox = tid - opr * now, ocur = -1;
       AxisWindow rw{0, 0, 0};
       T* orow = dst;
       const A* vrow = vs;
-      for (int e = tid; e < total_o; e += kConsumers) {
-        if (opr != ocur) {
-          ocur = opr;
-          const int p = opr / it.noy, r = opr - p * it.noy;
-          const int64_t oy = it.oy0 + r;
-          rw = row_win(oy);
-          orow = dst + ((it.p0 + p) * a.oh + oy) * a.ow + it.ox0;
-          vrow = vs + (int64_t)opr * VP - it.xa;
-        }
-        const AxisWindow cw = col_win(it.ox0 + ox);
-        const A* c = vrow + cw.begin;
-        const int nc = (int)(cw.end - cw.begin);
-        A sum = A(0);
-        if constexpr (K > 0) {
+      for_each_output(
+          nrows_out, it.noy,
+          [&](int opr, int p, int r) {
+            const int64_t oy = it.oy0 + r;
+            rw = row_win(oy);
+            orow = dst + ((it.p0 + p) * a.oh + oy) * a.ow;
+            vrow = vs + (int64_t)opr * VP;
+          },
+          [&](int ox) {
+            const AxisWindow cw = col_win(ox);
+            const A* c = vrow + cw.begin;
+            const int nc = (int)(cw.end - cw.begin);
+            A sum = A(0);
+            if constexpr (K > 0) {
 #pragma unroll
-          for (int j = 0; j < K; ++j)
-            if (j < nc) sum += c[j];
-        } else {
-          for (int j = 0; j < nc; ++j) sum += c[j];
-        }
-        orow[ox] = E::from_acc(finish(sum, rw, cw, a.include_pad, a.divisor_override));
-        ox += orr;
-        opr += oq;
-        if (ox >= now) { ox -= now; ++opr; }
-      }
+              for (int j = 0; j < K; ++j)
+                if (j < nc) sum += c[j];
+            } else {
+              for (int j = 0; j < nc; ++j) sum += c[j];
+            }
+            orow[ox] = E::from_acc(finish(sum, rw, cw, a.include_pad, a.divisor_override));
+          });
       consumers_sync();  // vs is rewritten by the next item
     } else {
-      const int now = it.nox;
-      const int total_o = nrows_out * now;
-      const int oq = kConsumers / now, orr = kConsumers - oq * now;
-      int opr = tid / now, ox = tid - opr * now, ocur = -1, nr = 0;
       AxisWindow rw{0, 0, 0};
       T* orow = dst;
       const T* rows = t;
-      for (int e = tid; e < total_o; e += kConsumers) {
-        if (opr != ocur) {
-          ocur = opr;
-          const int p = opr / it.noy, r = opr - p * it.noy;
-          const int64_t oy = it.oy0 + r;
-          rw = row_win(oy);
-          orow = dst + ((it.p0 + p) * a.oh + oy) * a.ow + it.ox0;
-          rows = t + (p * plane_rows + (rw.begin - it.r0)) * P - it.xa;
-          nr = (int)(rw.end - rw.begin);
-        }
-        const AxisWindow cw = col_win(it.ox0 + ox);
-        const int nc = (int)(cw.end - cw.begin);
-        const T* c0 = rows + cw.begin;
-        A sum = A(0);
-        for (int y = 0; y < nr; ++y) {
-          const T* c = c0 + y * P;
-          if constexpr (K > 0) {
+      int nr = 0;
+      for_each_output(
+          nrows_out, it.noy,
+          [&](int, int p, int r) {
+            const int64_t oy = it.oy0 + r;
+            rw = row_win(oy);
+            orow = dst + ((it.p0 + p) * a.oh + oy) * a.ow;
+            rows = t + (p * plane_rows + (rw.begin - it.r0)) * P;
+            nr = (int)(rw.end - rw.begin);
+          },
+          [&](int ox) {
+            const AxisWindow cw = col_win(ox);
+            const int nc = (int)(cw.end - cw.begin);
+            const T* c0 = rows + cw.begin;
+            A sum = A(0);
+            for (int y = 0; y < nr; ++y) {
+              const T* c = c0 + y * P;
+              if constexpr (K > 0) {
 #pragma unroll
-            for (int j = 0; j < K; ++j)
-              if (j < nc) sum += E::to_acc(c[j]);
-          } else {
-            for (int j = 0; j < nc; ++j) sum += E::to_acc(c[j]);
-          }
-        }
-        orow[ox] = E::from_acc(finish(sum, rw, cw, a.include_pad, a.divisor_override));
-        ox += orr;
-        opr += oq;
-        if (ox >= now) { ox -= now; ++opr; }
-      }
+                for (int j = 0; j < K; ++j)
+                  if (j < nc) sum += E::to_acc(c[j]);
+              } else {
+                for (int j = 0; j < nc; ++j) sum += E::to_acc(c[j]);
+              }
+            }
+            orow[ox] = E::from_acc(finish(sum, rw, cw, a.include_pad, a.divisor_override));
+          });
       mbar_arrive(&empty[s]);
     }
   }
@@ -390,26 +386,19 @@ avgpool_status init(const Problem& q, const DeviceInfo& device, ConfigPtr* confi
   int64_t smem = 0;
   if (plan_items(q, device, &c->args, &smem, why) != AVGPOOL_SUCCESS) return why->status;
   const avgpool_status s =
-      dispatch_dtype_flag(q.dtype, q.numerics == AVGPOOL_NUMERICS_PYTORCH, [&](auto zero, auto pyt) {
+      for_problem_types(q, [&](auto zero, auto pyt) {
         using T = decltype(zero);
         return dispatch_k<2, 3, 4, 5, 7, 11>(q.kh == q.kw ? q.kh : 0, [&](auto k) {
           return use_kernel<RowsArgs, T, nchw_rows_kernel<T, decltype(k)::value, decltype(pyt)::value>>(
               c.get(), "nchw_rows_kernel", kThreads, smem, GridShape{c->args.items, true}, device, why);
         });
       });
-  if (s == AVGPOOL_SUCCESS) *config = std::move(c);
-  return s;
+  return hand_over(s, std::move(c), config);
 }
 
 }  // namespace
 
-const Impl kNchwRowBulkImpl = {
-    /* .name      = */ kName,
-    /* .backend   = */ AVGPOOL_BACKEND_CUDA,
-    /* .direction = */ Direction::kForward,
-    /* .init      = */ init,
-    /* .execute   = */ execute_config,
-};
+const Impl kNchwRowBulkImpl = cuda_impl(kName, Direction::kForward, init);
 
 }  // namespace cuda
 }  // namespace avgpool

@@ -10,7 +10,7 @@
 // a few rows each) with the copy engine (cp.async.bulk, completing on an
 // mbarrier), keeping the whole ring in flight. A stage is handed back as
 // soon as its rows are consumed - not when a whole window of rows has been
-// used, which limited cuda:nchw_rows to two 88 KB stages on the seed case.
+// used, which limited cuda:nchw_row_bulk to two 88 KB stages on the seed case.
 //
 // Consumer warps work independently (no block barriers): a thread owns output
 // columns tid and tid + 256 (ow > 256), keeps their column windows in
@@ -24,7 +24,7 @@
 // element. When a row feeds one output row (stride >= kernel) the per-row
 // bookkeeping is two comparisons; otherwise each open output row keeps a
 // count of the input rows it still needs, in a static slot. The ring and the
-// open output rows are stream_rows.cuh's, shared with cuda:nhwc_stream.
+// open output rows are bulk_ring.cuh's, shared with cuda:nhwc_tile_stream.
 #include <algorithm>
 
 #include "common.cuh"
@@ -41,7 +41,7 @@ constexpr int kConsumers = kConsumerWarps * 32;
 constexpr int kThreads = kConsumers + 32;  // + one producer warp
 constexpr int kMaxSlots = 3;         // output rows one input row may feed
 constexpr int kMaxColumns = 4;       // output columns per consumer thread
-// Measured (2026-11-29, H200; docs/cuda.md, log 25-30 and 36): one block
+// Measured (2026-11-29, H200; docs/cuda.md, cuda:nchw_row_stream): one block
 // per SM left its 6 working warps latency-bound (f16 seed 3.27 ms, per-row
 // work is a dependent chain); on the seed 2-4 blocks per SM and 8-32 KB
 // stages all reach the ring's streaming limit, while overlapping windows
@@ -243,7 +243,7 @@ row_stream_kernel(const T* __restrict__ src, T* __restrict__ dst, StreamArgs a) 
     }
   };
 
-  // Output rows open while their input rows stream by (stream_rows.cuh).
+  // Output rows open while their input rows stream by (bulk_ring.cuh).
   OpenRows<RM> rows(h, kh, sh, ph, a.slots);
   RingCursor ring(a.stages);
   for_each_chunk(a, [&](const Segment& sg, int64_t y0, int n) {
@@ -328,22 +328,15 @@ avgpool_status init(const Problem& q, const DeviceInfo& device, ConfigPtr* confi
   int64_t smem = 0;
   if (plan_ring(q, device, &c->args, &smem, why) != AVGPOOL_SUCCESS) return why->status;
   c->src_align = 16;  // bulk copies of whole rows
-  const avgpool_status s = dispatch_dtype_flag(q.dtype, q.numerics == AVGPOOL_NUMERICS_PYTORCH, [&](auto zero, auto pyt) {
+  const avgpool_status s = for_problem_types(q, [&](auto zero, auto pyt) {
     return choose_kernel<decltype(zero), decltype(pyt)::value>(c.get(), smem, device, why);
   });
-  if (s == AVGPOOL_SUCCESS) *config = std::move(c);
-  return s;
+  return hand_over(s, std::move(c), config);
 }
 
 }  // namespace
 
-const Impl kNchwRowStreamImpl = {
-    /* .name      = */ kName,
-    /* .backend   = */ AVGPOOL_BACKEND_CUDA,
-    /* .direction = */ Direction::kForward,
-    /* .init      = */ init,
-    /* .execute   = */ execute_config,
-};
+const Impl kNchwRowStreamImpl = cuda_impl(kName, Direction::kForward, init);
 
 }  // namespace cuda
 }  // namespace avgpool

@@ -355,7 +355,7 @@ avgpool_status init(const Problem& q, const DeviceInfo& device, ConfigPtr* confi
   int64_t smem = 0;
   if (plan_tiles(q, device, &c->args, &smem, why) != AVGPOOL_SUCCESS) return why->status;
   auto choose = [&](KernelConfig<TileArgs>* k) {
-    return dispatch_dtype_flag(q.dtype, q.numerics == AVGPOOL_NUMERICS_PYTORCH, [&](auto zero, auto pyt) {
+    return for_problem_types(q, [&](auto zero, auto pyt) {
       return choose_kernel<decltype(zero), decltype(pyt)::value>(k, smem, device, why);
     });
   };
@@ -383,13 +383,7 @@ int64_t nchw_tiled_outputs_per_block(const Problem& q, const DeviceInfo& device)
   return plan_tiles(q, device, &a, &smem, &why) == AVGPOOL_SUCCESS ? (int64_t)a.toh * a.tow : 0;
 }
 
-const Impl kNchwTiledImpl = {
-    /* .name      = */ kName,
-    /* .backend   = */ AVGPOOL_BACKEND_CUDA,
-    /* .direction = */ Direction::kForward,
-    /* .init      = */ init,
-    /* .execute   = */ execute_config,
-};
+const Impl kNchwTiledImpl = cuda_impl(kName, Direction::kForward, init);
 
 }  // namespace cuda
 }  // namespace avgpool

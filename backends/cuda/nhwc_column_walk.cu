@@ -360,13 +360,7 @@ avgpool_status init(const Problem& q, const DeviceInfo& device, ConfigPtr* confi
 
 }  // namespace
 
-const Impl kNhwcColumnWalkImpl = {
-    /* .name      = */ kName,
-    /* .backend   = */ AVGPOOL_BACKEND_CUDA,
-    /* .direction = */ Direction::kForward,
-    /* .init      = */ init,
-    /* .execute   = */ execute_config,
-};
+const Impl kNhwcColumnWalkImpl = cuda_impl(kName, Direction::kForward, init);
 
 }  // namespace cuda
 }  // namespace avgpool

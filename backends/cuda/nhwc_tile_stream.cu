@@ -369,23 +369,15 @@ avgpool_status init(const Problem& q, const DeviceInfo& device, ConfigPtr* confi
   if (plan_tiles(q, device, &c->args, &smem, why) != AVGPOOL_SUCCESS) return why->status;
   c->src_align = 16;  // bulk copies of pixel runs
   c->dst_align = 16;  // 16-byte stores
-  const bool pytorch = q.numerics == AVGPOOL_NUMERICS_PYTORCH;
-  const avgpool_status s = dispatch_dtype_flag(q.dtype, pytorch, [&](auto zero, auto pyt) {
+  const avgpool_status s = for_problem_types(q, [&](auto zero, auto pyt) {
     return choose_kernel<decltype(zero), decltype(pyt)::value>(c.get(), smem, device, why);
   });
-  if (s == AVGPOOL_SUCCESS) *config = std::move(c);
-  return s;
+  return hand_over(s, std::move(c), config);
 }
 
 }  // namespace
 
-const Impl kNhwcTileStreamImpl = {
-    /* .name      = */ kName,
-    /* .backend   = */ AVGPOOL_BACKEND_CUDA,
-    /* .direction = */ Direction::kForward,
-    /* .init      = */ init,
-    /* .execute   = */ execute_config,
-};
+const Impl kNhwcTileStreamImpl = cuda_impl(kName, Direction::kForward, init);
 
 }  // namespace cuda
 }  // namespace avgpool

@@ -33,9 +33,12 @@ __global__ void fill(float4* p, int64_t n) {
     p[i] = make_float4(1.f + (i & 7), 2.f, 3.f, 4.f);
 }
 
-// Block b reads chunks b, b + grid, ... of `chunk16` vectors; 4 loads in flight per thread.
-__global__ void __launch_bounds__(256) read_chunked(const float4* __restrict__ p, int64_t n16, int64_t chunk16,
-                                                    float* sink) {
+// Block b reads chunks b, b + grid, ... of `chunk16` vectors; 4 loads in
+// flight per thread. WRITE: one float per thread (< 186) per 88 KB chunk
+// (the seed's output share), else nothing.
+template <bool WRITE>
+__global__ void __launch_bounds__(256) read_chunked_t(const float4* __restrict__ p, int64_t n16, int64_t chunk16,
+                                                      float* out) {
   float acc = 0.f;
   const int64_t chunks = n16 / chunk16;
   for (int64_t c = blockIdx.x; c < chunks; c += gridDim.x) {
@@ -50,8 +53,12 @@ __global__ void __launch_bounds__(256) read_chunked(const float4* __restrict__ p
       float4 a = __ldcs(q + i);
       acc += a.x + a.y + a.z + a.w;
     }
+    if (WRITE) {
+      if (threadIdx.x < 186) out[c * 186 + threadIdx.x] = acc;
+      acc = 0.f;
+    }
   }
-  if (acc == 123.456f) sink[0] = acc;
+  if (!WRITE && acc == 123.456f) out[0] = acc;
 }
 
 // Bulk-copy ring: one producer lane, 8 consumer warps that touch one word of
@@ -239,27 +246,6 @@ __global__ void __launch_bounds__(256) read_gridstride_w(const float4* __restric
   }
   if (acc == 123.456f) out[0] = acc;
 }
-// Chunked register reads plus one float per thread (< 186) per 88 KB chunk.
-__global__ void __launch_bounds__(256) read_chunked_w(const float4* __restrict__ p, int64_t n16, int64_t chunk16,
-                                                      float* out) {
-  float acc = 0.f;
-  const int64_t chunks = n16 / chunk16;
-  for (int64_t c = blockIdx.x; c < chunks; c += gridDim.x) {
-    const float4* q = p + c * chunk16;
-    int64_t i = threadIdx.x;
-    for (; i + 3 * 256 < chunk16; i += 4 * 256) {
-      float4 a = __ldcs(q + i), b = __ldcs(q + i + 256), cc = __ldcs(q + i + 512), d = __ldcs(q + i + 768);
-      acc += (a.x + a.y + a.z + a.w) + (b.x + b.y + b.z + b.w) + (cc.x + cc.y + cc.z + cc.w) +
-             (d.x + d.y + d.z + d.w);
-    }
-    for (; i < chunk16; i += 256) {
-      float4 a = __ldcs(q + i);
-      acc += a.x + a.y + a.z + a.w;
-    }
-    if (threadIdx.x < 186) out[c * 186 + threadIdx.x] = acc;
-    acc = 0.f;
-  }
-}
 
 static float median(std::vector<float> v) {
   std::sort(v.begin(), v.end());
@@ -307,9 +293,9 @@ int main(int argc, char** argv) {
   };
   trial("read pass against itself", base);
   trial("read pass + 0.8 % writes", [&] { read_gridstride_w<<<sms * 8, 256>>>((const float4*)p, n16, sink); });
-  trial("register reads in 88 KB chunks", [&] { read_chunked<<<sms * 8, 256>>>((const float4*)p, n16, 88 * 64, sink); });
+  trial("register reads in 88 KB chunks", [&] { read_chunked_t<false><<<sms * 8, 256>>>((const float4*)p, n16, 88 * 64, sink); });
   trial("register reads in 88 KB chunks + outputs",
-        [&] { read_chunked_w<<<sms * 8, 256>>>((const float4*)p, n16, 88 * 64, sink); });
+        [&] { read_chunked_t<true><<<sms * 8, 256>>>((const float4*)p, n16, 88 * 64, sink); });
   // bulk-copy rings: 88 KB chunks (the seed's 11 rows), 3 x 32 KB stages, 2 blocks per SM
   void (*rings[])(const char*, int64_t, int64_t, int, int, float*) = {ring<0>, ring<1>, ring<2>, ring<3>, ring<4>,
                                                                      ring<5>, ring<6>, ring<7>, ring<8>, ring<9>};
