@@ -248,6 +248,7 @@ avgpool_status init_job(const Problem& q, bool broadcast_only, const char* name,
                : broadcast_only         ? kBackwardBroadcastRows
                                         : kBackwardRows;
     j.lead = 0;
+    j.hsum = false;
     j.expanded = 0;
     j.spread_width = 0;
     j.q_elements = 0;
@@ -266,12 +267,22 @@ avgpool_status init_job(const Problem& q, bool broadcast_only, const char* name,
         const int64_t end = base + round_up(x1 - x0, kBackwardLanes) + q.kw - 1;
         if (end > slot) slot = end;
       }
+      if (!j.pytorch) {
+        // Fast numerics: that padded q row goes to the q buffer, and a slot
+        // holds its sums over each column's kw taps (computed once per
+        // output row instead of once per input row that reads it).
+        j.hsum = true;
+        j.expanded = 1;
+        j.q_elements = round_up(slot, kBackwardLanes);
+        j.spread_width = round_up(widest, kBackwardLanes);
+        slot = j.spread_width;
+      }
     } else if (j.scheme == kBackwardRows) {
       // Strided columns: each slot holds its q row spread over the block's
       // columns, one row per tap, built once per output row (not once per
       // input row that reads it). Tap t of column x comes from output
-      // column col_first[x] + t.
-      j.expanded = (int32_t)taps;
+      // column col_first[x] + t. Fast numerics: one row, the taps' sum.
+      j.expanded = j.pytorch ? (int32_t)taps : 1;
       j.spread_width = round_up(widest, kBackwardLanes);
       j.q_elements = round_up(widest_span, kBackwardLanes);
       slot = j.expanded * j.spread_width;
@@ -280,11 +291,14 @@ avgpool_status init_job(const Problem& q, bool broadcast_only, const char* name,
     }
     if (slot < j.lead + widest_span * j.vec) slot = j.lead + widest_span * j.vec;
     j.slot = round_up(slot > 0 ? slot : 1, kBackwardLanes);
-    if (j.slot > kMaxSlot && j.scheme == kBackwardRows && q.sw == 1) {
+    if ((j.slot > kMaxSlot || j.q_elements > kMaxSlot) && j.scheme == kBackwardRows && q.sw == 1) {
       // A kernel so wide that the zeros around a q row overflow int32: per
       // pixel instead (NCHW pixels are single elements; correct, slower).
       j.scheme = kBackwardPixels;
       j.lead = 0;
+      j.hsum = false;
+      j.expanded = 0;
+      j.q_elements = 0;
       j.slot = round_up(widest_span, kBackwardLanes);
     }
     if (j.slot > kMaxSlot)
@@ -302,9 +316,10 @@ avgpool_status init_job(const Problem& q, bool broadcast_only, const char* name,
             c->plane_mask[(size_t)((y * q.w + x) / lanes)] |= 1u << ((y * q.w + x) % lanes);
       }
     }
-    if (j.scheme == kBackwardBroadcastRows || j.expanded != 0) {
+    if (j.scheme == kBackwardBroadcastRows || (j.expanded != 0 && !j.hsum)) {
       j.q_elements += kBackwardLanes;  // slack: a permutation loads a whole vector
-      if (!build_spread(*c, q, j.scheme == kBackwardBroadcastRows ? 1 : taps))
+      j.taps = j.scheme == kBackwardBroadcastRows ? 1 : (int32_t)taps;
+      if (!build_spread(*c, q, j.taps))
         return decline(why, AVGPOOL_ERROR_INTERNAL, "%s: a column's covering windows jump by more than one", name);
     }
 
@@ -332,13 +347,18 @@ avgpool_status init_job(const Problem& q, bool broadcast_only, const char* name,
   j.spread_chunks = (q.w + (q.dtype == AVGPOOL_DTYPE_F64 ? 8 : 16) - 1) / (q.dtype == AVGPOOL_DTYPE_F64 ? 8 : 16);
   j.div_row = c->div_row.data();
   j.div_values = q.dtype == AVGPOOL_DTYPE_F64 ? (const void*)c->div_double.data() : (const void*)c->div_float.data();
-  // Fast numerics sum several q-row slots first (spread slots are read
-  // directly: one load per row).
-  j.presum = !j.pytorch && j.ring_slots > 1 && j.expanded == 0;
+  // Fast numerics, NHWC: several q-row slots are summed first (NCHW slots
+  // are already summed along the row: one load per slot and element).
+  j.presum = !j.pytorch && j.ring_slots > 1 && j.scheme == kBackwardPixels;
 
-  // Streaming stores for a grad_input far beyond the caches
-  // (AVGPOOL_CPU_BWD_NT=0|1 forces them off or on, for tests and measurements).
-  j.nt = q.src_elements * q.element_size >= kNtBytes;
+  // Streaming stores for a grad_input far beyond the caches, where they are
+  // stored straight from a row built in L1 (spread rows, NHWC pixel rows).
+  // NCHW row sums and one-window planes measured faster without them: their
+  // rows are short, and staging them costs more than the stores save
+  // (docs/cpu.md). AVGPOOL_CPU_BWD_NT=0|1 forces them off or on (tests,
+  // measurements).
+  j.nt = q.src_elements * q.element_size >= kNtBytes &&
+         (j.scheme == kBackwardBroadcastRows || j.scheme == kBackwardPixels);
   if (const char* e = getenv("AVGPOOL_CPU_BWD_NT")) j.nt = e[0] == '1';
 
   // Parallel units: runs of input rows of one plane and column block, or
@@ -395,34 +415,32 @@ avgpool_status execute(const Problem&, const Config& config, const void* grad_ou
   const BackwardJob& j = c.job;
   ActiveCall active;
   const int nt = threads_for(j.units);
-  std::atomic<bool> no_memory{false};
-  if (nt <= 1) {
+  // Units are handed out in chunks of about 1/16 of a thread's share from
+  // one counter: a thread delayed on a shared machine does not hold up the
+  // call, and a thread without scratch memory takes none (the others do its
+  // share; only when no thread has scratch does the call fail, having
+  // written nothing). Each element is computed by one unit, in a fixed
+  // order, so the result does not depend on the schedule.
+  int64_t chunk = j.units / ((int64_t)nt * 16);
+  if (chunk < 1) chunk = 1;
+  std::atomic<int64_t> next{0};
+  std::atomic<int> working{0};
+  auto work = [&] {
     void* scratch = thread_scratch(j.scratch_bytes);
-    if (scratch == nullptr) no_memory = true;
-    else
-      for (int64_t u = 0; u < j.units; ++u) c.run(j, grad_output, grad_input, u, scratch);
+    if (scratch == nullptr) return;
+    working.fetch_add(1, std::memory_order_relaxed);
+    for (int64_t u0; (u0 = next.fetch_add(chunk, std::memory_order_relaxed)) < j.units;)
+      for (int64_t u = u0; u < u0 + chunk && u < j.units; ++u) c.run(j, grad_output, grad_input, u, scratch);
+  };
+  if (nt <= 1) {
+    work();
   } else {
 #if defined(AVGPOOL_WITH_OPENMP)
-    int64_t chunk = j.units / ((int64_t)nt * 16);
-    if (chunk < 1) chunk = 1;
 #pragma omp parallel num_threads(nt)
-    {
-      void* scratch = thread_scratch(j.scratch_bytes);
-      if (scratch == nullptr) no_memory = true;
-      // Every thread sees every thread's scratch before any writes
-      // grad_input: a call that fails writes nothing.
-#pragma omp barrier
-      if (!no_memory.load()) {
-        // Dynamic: a delayed thread on a shared machine does not hold up the
-        // call. Each element is computed by one unit, in a fixed order, so
-        // the result does not depend on the schedule.
-#pragma omp for schedule(dynamic, chunk)
-        for (int64_t u = 0; u < j.units; ++u) c.run(j, grad_output, grad_input, u, scratch);
-      }
-    }
+    work();
 #endif
   }
-  if (no_memory)
+  if (working.load() == 0)
     return set_error(AVGPOOL_ERROR_OUT_OF_MEMORY, "cpu backward: no memory for %zu bytes of scratch per thread",
                      j.scratch_bytes);
   return AVGPOOL_SUCCESS;

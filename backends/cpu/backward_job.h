@@ -80,7 +80,11 @@ struct BackwardJob {
   // kBackwardRows with sw > 1: a slot holds the q row spread over the
   // block's input columns, one row of width `spread_width` per tap
   // (`expanded` rows), computed from the q row in a buffer of q_elements.
+  // Fast numerics (any kBackwardRows): one row per slot, the sum of the
+  // taps; with sw == 1 (hsum) the sums of kw neighbours of the q row, which
+  // the q buffer holds padded as a q-row slot would be (`lead` zeros first).
   int32_t expanded;
+  bool hsum;
   int64_t spread_width, q_elements;
   // Spreading a q row (those slots, and kBackwardBroadcastRows' rows, one
   // tap): for tap t and the lanes of input columns [x, x + lanes) (x a
@@ -90,6 +94,7 @@ struct BackwardJob {
   // by at most one per column) and which lanes have none.
   const BackwardSpread* spread;
   int64_t spread_chunks;
+  int32_t taps;  // tables in spread
   // kBackwardOneWindow: lane l of the plane's vector v (elements [v * lanes,
   // (v + 1) * lanes)) is in the window when bit l of plane_mask[v] is set;
   // NULL when the window covers the whole plane.

@@ -261,6 +261,11 @@ struct Unit {
     const A* div = static_cast<const A*>(j.div_values) + (int64_t)j.div_row[oy] * j.ow + ow_lo;
     if (V == 1) {
       int64_t i = 0;
+      // The next output row's grad_output is read soon (by the next input
+      // rows): fetch it while this one is computed.
+      if (oy + 1 < j.oh)
+        for (int64_t b = 0; b < n * (int64_t)sizeof(T); b += 64)
+          __builtin_prefetch(reinterpret_cast<const char*>(g + j.ow) + b, 0, 3);
       for (; i + N <= n; i += N) storeu(q + i, term(load_in(g + i), loadu(div + i)));
       if (i < n) store_part(q + i, term(load_in_part<T, A>(g + i, n - i), load_part(div + i, n - i)), n - i);
     } else {
@@ -285,11 +290,31 @@ struct Unit {
       q_row(s + j.lead, p, oy);
       return;
     }
-    q_row(qbuf, p, oy);
     const int64_t width = x1 - x0;
+    if (j.hsum) {  // fast, sw == 1: the kw-sums of the padded q row
+      q_row(qbuf + j.lead, p, oy);
+      const A* q = qbuf + j.lead + x0 + j.pw - j.kw + 1 - ow_lo;
+      for (int64_t x = 0; x < width; x += N) {
+        vec<A> sum = loadu(q + x);
+        for (int64_t t = 1; t < j.kw; ++t) sum += loadu(q + x + t);
+        storeu(s + x, sum);
+      }
+      return;
+    }
+    q_row(qbuf, p, oy);
+    const BackwardSpread* e0 = j.spread + x0 / N;
+    if (!PYTORCH) {  // one row: the taps' sum
+      for (int64_t x = 0; x < width; x += N) {
+        const BackwardSpread* e = e0 + x / N;
+        vec<A> sum = spread_lanes(qbuf - ow_lo, *e);
+        for (int64_t t = 1; t < j.taps; ++t) sum += spread_lanes(qbuf - ow_lo, e[t * j.spread_chunks]);
+        storeu(s + x, sum);
+      }
+      return;
+    }
     for (int64_t t = 0; t < j.expanded; ++t) {
       A* row = s + t * j.spread_width;
-      const BackwardSpread* e = j.spread + t * j.spread_chunks + x0 / N;
+      const BackwardSpread* e = e0 + t * j.spread_chunks;
       for (int64_t x = 0; x < width; x += N, ++e) storeu(row + x, spread_lanes(qbuf - ow_lo, *e));
     }
   }
@@ -297,6 +322,8 @@ struct Unit {
   // The zeros of q-row slots (before `lead`, after the q values), for this
   // unit's column block.
   void zero_ring() {
+    if (j.hsum)
+      for (int64_t i = 0; i < j.q_elements; i += N) storeu(qbuf + i, zero<A>());
     if (j.expanded != 0 || j.scheme == kBackwardBroadcastRows) return;
     for (int64_t r = 0; r < j.ring_slots; ++r)
       for (int64_t i = 0; i < j.slot; i += N) storeu(ring + r * j.slot + i, zero<A>());
