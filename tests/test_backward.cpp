@@ -179,6 +179,7 @@ TEST_CASE("backward kernel paths: column blocks, long kernels, many channels, st
       {1, 3, 30, 100, 13, 6, 3, 5, 6, 3, 1},   // taps > 2 both ways
       {2, 1, 90, 7, 90, 1, 1, 1, 0, 0, 0},     // ring of 90 slots (more than 64)
       {3, 64, 7, 7, 7, 7, 7, 7, 0, 0, 0},      // global
+      {2, 20, 5, 6, 3, 4, 5, 5, 1, 1, 0},      // one window per plane, not all of it
       {1, 2, 8, 999, 2, 2, 2, 2, 0, 0, 0},
       {1, 1, 20, 200, 3, 16, 1, 1, 1, 8, 0},
       {2, 20, 11, 11, 2, 2, 4, 4, 0, 0, 0},    // stride > kernel: zero gaps
