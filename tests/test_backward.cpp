@@ -180,6 +180,8 @@ TEST_CASE("backward kernel paths: column blocks, long kernels, many channels, st
       {2, 1, 90, 7, 90, 1, 1, 1, 0, 0, 0},     // ring of 90 slots (more than 64)
       {3, 64, 7, 7, 7, 7, 7, 7, 0, 0, 0},      // global
       {2, 20, 5, 6, 3, 4, 5, 5, 1, 1, 0},      // one window per plane, not all of it
+      {1, 2, 9, 10, 3, 41, 1, 1, 1, 20, 1},    // kernel far wider than the input: NCHW per pixel
+      {1, 2, 3, 200, 2, 40, 1, 2, 0, 20, 0},   // more than 16 taps: NCHW per pixel
       {1, 2, 8, 999, 2, 2, 2, 2, 0, 0, 0},
       {1, 1, 20, 200, 3, 16, 1, 1, 1, 8, 0},
       {2, 20, 11, 11, 2, 2, 4, 4, 0, 0, 0},    // stride > kernel: zero gaps
@@ -385,6 +387,26 @@ TEST_CASE("backward: forcing a backward implementation that declines, or of anot
         AVGPOOL_ERROR_INVALID_ARGUMENT);
   CHECK(std::string(avgpool_last_error_message()).find("backend") != std::string::npos);
   CHECK(plan == reinterpret_cast<avgpool_plan*>(0x1));
+}
+
+TEST_CASE("backward: a plan whose problem no CPU backward takes still runs forward, and says why") {
+  // A million output rows, each window a million rows tall: every input row
+  // is in up to 2^20 windows (the CPU backward's ring would need terabytes).
+  avgpool_params p = shape_params(1, 1, (int64_t{3} << 20), 1, (int64_t{1} << 20) + 1, 1, 1, 1, 0, 0, 0);
+  p.backend = AVGPOOL_BACKEND_CPU;
+  avgpool_plan* plan = nullptr;
+  REQUIRE(avgpool_plan_create(&p, &plan) == AVGPOOL_SUCCESS);
+  const char* name = "untouched";
+  CHECK(avgpool_plan_backward_impl_name(plan, &name) == AVGPOOL_ERROR_UNSUPPORTED);
+  const std::string why = avgpool_last_error_message();
+  CHECK(why.find("cover one input element") != std::string::npos);
+  CHECK(std::string(name) == "untouched");
+  float g = 1.0f, gin = -7.0f;
+  CHECK(avgpool_plan_backward(plan, &g, &gin, nullptr) == AVGPOOL_ERROR_UNSUPPORTED);
+  CHECK(std::string(avgpool_last_error_message()) == why);
+  CHECK(gin == -7.0f);
+  CHECK(avgpool_impl_accepts("cpu:backward_gather", &p) == AVGPOOL_ERROR_UNSUPPORTED);
+  avgpool_plan_destroy(plan);
 }
 
 TEST_CASE("avgpool_reference_grad_inputs: checks its arguments, agrees with the reference backward") {

@@ -39,6 +39,9 @@ constexpr int64_t kRowBlock = 4096;                 // NCHW: input columns per c
 constexpr int64_t kPixelSpan = 8192;                // NHWC: q elements one block's slot holds, about
 constexpr int64_t kNtBytes = int64_t(32) << 20;     // grad_input streamed from this size on
 constexpr int64_t kMaxSlot = int64_t(1) << 30;      // ring slots index with int32
+constexpr int64_t kMaxTaps = 16;                    // NCHW spread rows: at most this many per output row
+constexpr int64_t kMaxCover = int64_t(1) << 20;     // windows covering one input row or column
+constexpr size_t kMaxScratch = size_t(1) << 30;     // bytes per thread
 constexpr int64_t kStageUnit = 65536;               // nt: units up to this many elements are staged whole
 
 int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
@@ -202,22 +205,25 @@ avgpool_status init_job(const Problem& q, bool broadcast_only, const char* name,
     // Which output rows and columns cover each input row and column.
     c->row_first.resize((size_t)q.h);
     c->row_count.resize((size_t)q.h);
-    j.ring_slots = 1;
+    int64_t rows = 1, taps = 1;  // the most output rows (columns) covering one input row (column)
     for (int64_t y = 0; y < q.h; ++y) {
       const AxisCover r = axis_cover(y, q.kh, q.sh, q.ph, q.rows.data(), q.oh);
       c->row_first[(size_t)y] = r.first;
-      c->row_count[(size_t)y] = (int32_t)(r.last - r.first);
-      if (r.last - r.first > j.ring_slots) j.ring_slots = (int32_t)(r.last - r.first);
+      if (r.last - r.first > rows) rows = r.last - r.first;
+      c->row_count[(size_t)y] = (int32_t)(r.last - r.first < kMaxCover ? r.last - r.first : kMaxCover);
     }
     c->col_first.resize((size_t)q.w);
     c->col_count.resize((size_t)q.w);
-    int64_t taps = 1;
     for (int64_t x = 0; x < q.w; ++x) {
       const AxisCover k = axis_cover(x, q.kw, q.sw, q.pw, q.cols.data(), q.ow);
       c->col_first[(size_t)x] = k.first;
-      c->col_count[(size_t)x] = (int32_t)(k.last - k.first);
       if (k.last - k.first > taps) taps = k.last - k.first;
+      c->col_count[(size_t)x] = (int32_t)(k.last - k.first < kMaxCover ? k.last - k.first : kMaxCover);
     }
+    if (rows >= kMaxCover || taps >= kMaxCover)  // kernels of a million rows or columns, overlapping
+      return decline(why, AVGPOOL_ERROR_UNSUPPORTED, "%s: %lld output rows and %lld columns cover one input element",
+                     name, (long long)rows, (long long)taps);
+    j.ring_slots = (int32_t)rows;
 
     // Column blocks, and the output columns each needs.
     const int64_t block = nchw ? kRowBlock : (kPixelSpan / q.c > 1 ? kPixelSpan / q.c : 1);
@@ -243,10 +249,17 @@ avgpool_status init_job(const Problem& q, bool broadcast_only, const char* name,
     }
 
     // The scheme, and the ring slot's shape.
-    j.scheme = !nchw                    ? kBackwardPixels
+    // NCHW row sums need kernels that fit their windows: contiguous taps
+    // load kw positions per column (so kw must not exceed the most terms a
+    // column has by more than a vector: a kernel far beyond a small input
+    // would cost kw loads for a few terms), spread rows one row per tap.
+    // Other NCHW problems go per pixel.
+    const bool row_sums = q.sw == 1 ? q.kw <= taps + kBackwardLanes : taps <= kMaxTaps;
+    j.scheme = !nchw                                             ? kBackwardPixels
                : q.oh == 1 && q.ow == 1 && q.h * q.w <= kUnitTarget ? kBackwardOneWindow
-               : broadcast_only         ? kBackwardBroadcastRows
-                                        : kBackwardRows;
+               : broadcast_only                                  ? kBackwardBroadcastRows
+               : row_sums                                        ? kBackwardRows
+                                                                 : kBackwardPixels;
     j.lead = 0;
     j.hsum = false;
     j.expanded = 0;
@@ -355,7 +368,7 @@ avgpool_status init_job(const Problem& q, bool broadcast_only, const char* name,
   // stored straight from a row built in L1 (spread rows, NHWC pixel rows).
   // NCHW row sums and one-window planes measured faster without them: their
   // rows are short, and staging them costs more than the stores save
-  // (docs/cpu.md). AVGPOOL_CPU_BWD_NT=0|1 forces them off or on (tests,
+  // (docs/performance.md). AVGPOOL_CPU_BWD_NT=0|1 forces them off or on (tests,
   // measurements).
   j.nt = q.src_elements * q.element_size >= kNtBytes &&
          (j.scheme == kBackwardBroadcastRows || j.scheme == kBackwardPixels);
@@ -396,6 +409,10 @@ avgpool_status init_job(const Problem& q, bool broadcast_only, const char* name,
   j.stage_elements = !j.nt ? 0 : j.stage_unit ? round_up(unit_elements, kBackwardLanes) : round_up(row_work, kBackwardLanes);
   j.spread_elements = j.scheme == kBackwardBroadcastRows ? round_up(widest, kBackwardLanes) : 0;
   j.scratch_bytes = backward_scratch_bytes(j, q.dtype == AVGPOOL_DTYPE_F64 ? 8 : 4);
+  if (j.scratch_bytes > kMaxScratch)  // only kernels covering thousands of rows and columns at once
+    return decline(why, AVGPOOL_ERROR_UNSUPPORTED,
+                   "%s: %d output rows cover one input row; their q rows would need %zu bytes per thread", name,
+                   (int)j.ring_slots, j.scratch_bytes);
 
   c->run = kernels_for_plan().run[q.dtype][q.numerics];
   *config = std::move(c);
