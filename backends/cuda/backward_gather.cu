@@ -29,6 +29,10 @@
 // differs from the last one's (edge rows, ceil mode). At row stride 1 each
 // row brings one window row, and the walk unrolls M rows so that the ring
 // rotates by register naming instead of moves.
+// In NCHW (M > 0) the walks take their terms from quotients a block stages
+// in shared memory, one division per grad_output element and chunk (see
+// "NCHW: staged quotients" below); NHWC and the direct variant load and
+// divide per lane.
 // M (= the larger of ceil(kh / sh) and ceil(kw / sw)) is a template
 // parameter, 1, 2, 3 or 5, with int32 index math within an axis
 // (axes_fit_int32). Larger windows per element, or axes of 2^28 and more,
