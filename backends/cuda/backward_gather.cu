@@ -29,6 +29,10 @@
 // differs from the last one's (edge rows, ceil mode). At row stride 1 each
 // row brings one window row, and the walk unrolls M rows so that the ring
 // rotates by register naming instead of moves.
+// In NCHW (M > 0) the walks take their terms from quotients a block stages
+// in shared memory, one division per grad_output element and chunk (see
+// "NCHW: staged quotients" below); NHWC and the direct variant load and
+// divide per lane.
 // M (= the larger of ceil(kh / sh) and ceil(kw / sw)) is a template
 // parameter, 1, 2, 3 or 5, with int32 index math within an axis
 // (axes_fit_int32). Larger windows per element, or axes of 2^28 and more,
@@ -56,7 +60,15 @@ struct GatherArgs : Geometry {
   int64_t columns;        // lanes' columns: planes * w (NCHW) or n * w * c (NHWC)
   int64_t column_blocks;  // ceil(columns / kThreads)
   int64_t seg_rows;       // grad_input rows of one item
-  int64_t items;          // column_blocks * ceil(h / seg_rows)
+  int64_t items;          // column_blocks * ceil(h / seg_rows) (staged: col_tiles * segments * plane groups)
+  // The NCHW staged kernel's tiles: plane_group whole planes (w <= kThreads)
+  // or tile_w columns of one plane (plane_group 1, col_tiles per plane);
+  // segments of seg_rows rows, staged chunk_rows rows at a time.
+  int plane_group;
+  int tile_w;
+  int col_tiles;
+  int segments;
+  int chunk_rows;
 };
 
 // The terms of one grad_input column: its windows (ow first..first + nc - 1,
@@ -299,6 +311,218 @@ gather_kernel(const T* __restrict__ gout, T* __restrict__ gin, GatherArgs a) {
   }
 }
 
+
+// ---- NCHW: staged quotients ------------------------------------------------------------
+// In NCHW the ring walks read their terms from shared memory: a block takes
+// a tile of grad_input (plane_group whole planes of w <= kThreads columns,
+// or tile_w columns of one plane) and a segment of its rows, and stages, a
+// chunk of chunk_rows input rows at a time, the quotients q = g / d of
+// every window that holds an element of the chunk's tile (pytorch
+// numerics: backward_term, rounded to the type for f16/bf16 - each once per
+// grad_output element and chunk instead of once per window row and lane;
+// fast numerics the same true quotient in the accumulator type). The
+// staging is one coalesced pass over grad_output with many loads in flight;
+// the walks then read the quotients at shared-memory latency and only store
+// to global memory. The ring keeps, per window row, the quotients of the
+// lane's window columns (pytorch: added in order, oh then ow ascending, as
+// PyTorch does, bitwise) or their sum (fast).
+
+// A lane's window columns in the staged quotients of the current chunk.
+template <typename T, int M, bool PYT>
+struct StagedTerms {
+  using A = typename Elem<T>::acc_t;
+  static constexpr int R = PYT ? M : 1;
+  const A* col;  // the lane's plane, staged window row r_lo, its first window column
+  int nc;        // window columns of the lane (<= 0: none; inactive lanes)
+  int ne;        // staged window columns per row
+  int r_lo, r_hi;
+
+  __device__ __forceinline__ void load(int oh, A (&slot)[R]) const {
+#pragma unroll
+    for (int j = 0; j < R; ++j) slot[j] = A(0);
+    if (oh < r_lo || oh > r_hi) return;  // outside [0, oh), or a row no element of the chunk uses
+    const A* row = col + (oh - r_lo) * ne;
+#pragma unroll
+    for (int j = 0; j < M; ++j) {
+      if (j < nc) {
+        if constexpr (PYT) slot[j] = row[j];
+        else slot[0] += row[j];
+      }
+    }
+  }
+};
+
+template <typename T, int M, bool PYT>
+__global__ void __launch_bounds__(kThreads, min_blocks<T>())
+gather_staged_kernel(const T* __restrict__ gout, T* __restrict__ gin, GatherArgs a) {
+  using E = Elem<T>;
+  using A = typename E::acc_t;
+  constexpr int R = PYT ? M : 1;
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  A* stage_buf = reinterpret_cast<A*>(smem_raw);
+  const int h = (int)a.h, w = (int)a.w, oh_count = (int)a.oh, ow_count = (int)a.ow;
+  const int kh = (int)a.kh, kw = (int)a.kw, sh = (int)a.sh, sw = (int)a.sw, ph = (int)a.ph, pw = (int)a.pw;
+  const int t = (int)threadIdx.x, nthreads = (int)blockDim.x;
+  // The lane's plane within the group and column within the tile.
+  const int lp = a.plane_group > 1 ? t / w : 0;
+  const int lx = a.plane_group > 1 ? t - lp * w : t;
+  const int64_t plane_elems = (int64_t)oh_count * ow_count;
+
+  for (int64_t item = blockIdx.x; item < a.items; item += gridDim.x) {
+    const int ct = (int)(item % a.col_tiles);
+    const int64_t rest = item / a.col_tiles;
+    const int seg = (int)(rest % a.segments);
+    const int64_t plane0 = (rest / a.segments) * a.plane_group;
+    const int xa = a.plane_group > 1 ? 0 : ct * a.tile_w;
+    const int xe = a.plane_group > 1 ? w : min(w, xa + a.tile_w);
+    const int x = xa + lx;
+    const bool active = lp < a.plane_group && plane0 + lp < a.planes && x < xe;
+    // The tile's window columns [e_lo, e_hi] (a superset of those holding
+    // its elements).
+    const int e_lo = max(0, xa + pw - kw + 1 > 0 ? (xa + pw - kw + 1 + sw - 1) / sw : 0);
+    const int e_hi = min(ow_count - 1, (xe - 1 + pw) / sw);
+    const int ne = e_hi - e_lo + 1;
+    const int y0 = seg * (int)a.seg_rows;
+    const int y1 = min(h, y0 + (int)a.seg_rows);
+    const int64_t planes_here = min((int64_t)a.plane_group, a.planes - plane0);
+    const T* g_group = gout + plane0 * plane_elems;
+
+    StagedTerms<T, M, PYT> terms;
+    terms.ne = ne;
+    terms.nc = 0;
+    int col_first = 0;
+    if (active) {
+      const AxisOutputsOf<int> cols = axis_outputs_of<int>(x, w, ow_count, kw, sw, pw);
+      terms.nc = cols.last - cols.first + 1;
+      col_first = cols.first;
+    }
+    // Stages the quotients of the windows holding rows [ya, ya + chunk_rows)
+    // of the tile; every lane of the block calls it at the same rows.
+    auto stage = [&](int ya) {
+      const int yb = min(y1, ya + a.chunk_rows);
+      const int r_lo = ya + ph - kh + 1 > 0 ? (ya + ph - kh + 1 + sh - 1) / sh : 0;
+      const int r_hi = min(oh_count - 1, (yb - 1 + ph) / sh);
+      const int nr = r_hi - r_lo + 1 > 0 ? r_hi - r_lo + 1 : 0;
+      const int per_plane = nr * (ne > 0 ? ne : 0);
+      const int total = (int)planes_here * per_plane;
+      __syncthreads();  // the previous chunk's reads are done
+      for (int i0 = t; i0 < total; i0 += 4 * nthreads) {
+        T g[4];
+        int r[4], e[4];
+#pragma unroll
+        for (int k = 0; k < 4; ++k) {
+          const int i = i0 + k * nthreads;
+          r[k] = 0;
+          e[k] = 0;
+          if (i < total) {
+            const int pp = i / per_plane;
+            const int rem = i - pp * per_plane;
+            r[k] = rem / ne;
+            e[k] = rem - r[k] * ne;
+            g[k] = load1<false>(g_group + pp * plane_elems + (int64_t)(r_lo + r[k]) * ow_count + e_lo + e[k]);
+          }
+        }
+#pragma unroll
+        for (int k = 0; k < 4; ++k) {
+          const int i = i0 + k * nthreads;
+          if (i < total) {
+            const int oh = r_lo + r[k], ow = e_lo + e[k];
+            const int64_t d = divisor_from_factors(
+                axis_divisor_factor(axis_window_of<int>(oh, h, kh, sh, ph), a.include_pad),
+                axis_divisor_factor(axis_window_of<int>(ow, w, kw, sw, pw), a.include_pad), a.divisor_override);
+            stage_buf[i] = backward_term<T, PYT>(g[k], d);
+          }
+        }
+      }
+      __syncthreads();
+      terms.r_lo = r_lo;
+      terms.r_hi = r_lo + nr - 1;
+      terms.col = stage_buf + lp * per_plane + (col_first - e_lo);
+    };
+
+    const int64_t out_row_stride = w;
+    T* o = gin + (plane0 + (active ? lp : 0)) * (int64_t)h * w + x + (int64_t)y0 * out_row_stride;
+    if (sh == 1) {
+      // Row stride 1: step c of a round keeps window row y + ph in ring
+      // slot c (chunk_rows is a multiple of M, so chunks start at step 0).
+      stage(y0);
+      A ring[M][R];
+#pragma unroll
+      for (int j = 0; j < R; ++j) ring[0][j] = A(0);
+#pragma unroll
+      for (int pidx = 1; pidx < M; ++pidx) terms.load(y0 + ph - M + pidx, ring[pidx]);
+      int next_stage = y0 + a.chunk_rows;
+      for (int y = y0; y < y1; y += M, o += M * out_row_stride) {
+        if (y == next_stage) {
+          stage(y);
+          next_stage += a.chunk_rows;
+        }
+#pragma unroll
+        for (int c = 0; c < M; ++c) {
+          if (y + c < y1) {
+            const int newest = y + c + ph;
+            terms.load(newest, ring[c]);
+            const int first = newest - kh + 1 > 0 ? newest - kh + 1 : 0;
+            const int lowest = first - (newest - (M - 1));
+            A acc = A(0);
+#pragma unroll
+            for (int i = 0; i < M; ++i)
+              if (i >= lowest)
+#pragma unroll
+                for (int j = 0; j < R; ++j) acc += ring[(c + 1 + i) % M][j];
+            if (active) store_stream(o + c * out_row_stride, E::from_acc(acc));
+          }
+        }
+      }
+    } else {
+      const AxisOutputsOf<int> rows0 = axis_outputs_of<int>(y0, h, oh_count, kh, sh, ph);
+      int first = rows0.first;
+      int first_start = first * sh - ph;
+      int next = (y0 + ph) / sh;
+      int next_start = next * sh - ph;
+      int top = first - 1;
+      A ring[M][R];
+#pragma unroll
+      for (int i = 0; i < M; ++i)
+#pragma unroll
+        for (int j = 0; j < R; ++j) ring[i][j] = A(0);
+      int next_stage = y0;
+      for (int y = y0; y < y1; ++y, o += out_row_stride) {
+        if (y == next_stage) {
+          stage(y);
+          next_stage += a.chunk_rows;
+        }
+        if (y > y0) {
+          if (first_start + kh <= y) {
+            ++first;
+            first_start += sh;
+          }
+          if (next_start + sh <= y) {
+            ++next;
+            next_start += sh;
+          }
+        }
+        const int last = next < oh_count - 1 ? next : oh_count - 1;
+        while (top < last) {
+          ++top;
+#pragma unroll
+          for (int i = 0; i + 1 < M; ++i)
+#pragma unroll
+            for (int j = 0; j < R; ++j) ring[i][j] = ring[i + 1][j];
+          terms.load(top, ring[M - 1]);
+        }
+        A acc = A(0);
+#pragma unroll
+        for (int i = 0; i < M; ++i)
+          if (top - (M - 1) + i >= first)
+#pragma unroll
+            for (int j = 0; j < R; ++j) acc += ring[i][j];
+        if (active) store_stream(o, E::from_acc(acc));
+      }
+    }
+  }
+}
+
 // ---- host ------------------------------------------------------------------------------
 // The ring size for q: 1, 2, 3 or 5, or 0 for the direct walk.
 int ring_size(const Problem& q) {
@@ -327,8 +551,65 @@ avgpool_status choose_kernel(const Problem& q, KernelConfig<GatherArgs>* c, cons
   return q.layout == AVGPOOL_LAYOUT_NHWC ? with_layout(std::true_type{}) : with_layout(std::false_type{});
 }
 
+// The staged NCHW kernel's tiles (GatherArgs) and shared memory; M > 0.
+template <typename T, int M, bool PYT>
+avgpool_status choose_staged(const Problem& q, KernelConfig<GatherArgs>* c, const DeviceInfo& device,
+                             Decline* why) {
+  using A = typename Elem<T>::acc_t;
+  GatherArgs& a = c->args;
+  int threads;
+  if (q.w <= kThreads) {
+    a.plane_group = (int)std::min<int64_t>(kThreads / q.w, q.planes());
+    a.tile_w = (int)q.w;
+    a.col_tiles = 1;
+    threads = (int)ceil_div(a.plane_group * q.w, 32) * 32;
+  } else {
+    a.plane_group = 1;
+    a.col_tiles = (int)ceil_div(q.w, kThreads);
+    a.tile_w = (int)(ceil_div(ceil_div(q.w, a.col_tiles), 32) * 32);
+    a.col_tiles = (int)ceil_div(q.w, a.tile_w);
+    threads = a.tile_w;
+  }
+  const int64_t groups = ceil_div(q.planes(), a.plane_group);
+  const int64_t tiles = groups * a.col_tiles;
+  // Segments of rows until the grid has several waves (each re-stages the
+  // window rows above it).
+  const int64_t target_items = 16 * (int64_t)std::max(device.sms, 1);
+  const int64_t max_segments = std::max<int64_t>(1, q.h / 16);
+  a.segments = (int)std::min(max_segments, std::max<int64_t>(1, ceil_div(target_items, tiles)));
+  a.seg_rows = ceil_div(q.h, a.segments);
+  a.segments = (int)ceil_div(q.h, a.seg_rows);
+  a.items = tiles * a.segments;
+  // Staged window columns per plane: those of the tile's columns.
+  const int64_t cols = a.plane_group > 1 ? q.ow : std::min<int64_t>(q.ow, (a.tile_w + q.kw - 2) / q.sw + 1);
+  auto stage_rows = [&](int64_t rows) { return std::min<int64_t>(q.oh, (rows + q.kh - 2) / q.sh + 1); };
+  auto smem_of = [&](int64_t rows) { return a.plane_group * stage_rows(rows) * cols * (int64_t)sizeof(A); };
+  // Chunks: a multiple of M rows, the whole segment where 32 KiB hold it.
+  constexpr int64_t kStageBytes = 32 * 1024;
+  int64_t chunk = ceil_div(a.seg_rows, M) * M;
+  while (chunk > M && smem_of(chunk) > kStageBytes) chunk -= M;
+  a.chunk_rows = (int)chunk;
+  return use_kernel<GatherArgs, T, gather_staged_kernel<T, M, PYT>>(c, "gather_staged_kernel", threads,
+                                                                    smem_of(chunk), GridShape{a.items, false},
+                                                                    device, why);
+}
+
 avgpool_status init(const Problem& q, const DeviceInfo& device, ConfigPtr* config, Decline* why) {
   auto c = new_config<GatherArgs>(q, device);
+  if (q.layout == AVGPOOL_LAYOUT_NCHW && ring_size(q) > 0) {
+    const int m = ring_size(q);
+    const avgpool_status s = for_problem_types(q, [&](auto zero, auto pyt) {
+      using T = decltype(zero);
+      constexpr bool P = decltype(pyt)::value;
+      switch (m) {
+        case 1: return choose_staged<T, 1, P>(q, c.get(), device, why);
+        case 2: return choose_staged<T, 2, P>(q, c.get(), device, why);
+        case 3: return choose_staged<T, 3, P>(q, c.get(), device, why);
+        default: return choose_staged<T, 5, P>(q, c.get(), device, why);
+      }
+    });
+    return hand_over(s, std::move(c), config);
+  }
   GatherArgs& a = c->args;
   a.c = q.c;
   a.columns = q.layout == AVGPOOL_LAYOUT_NHWC ? q.n * q.w * q.c : q.planes() * q.w;
