@@ -8,15 +8,16 @@
 // block of output columns:
 //   1. the window rows' pointers (f16/bf16: rows converted to float first,
 //      one block at a time);
-//   2. fast numerics: the vertical sum of those rows over the block's
-//      columns (contiguous, SIMD), one streaming pass over the input;
-//      pytorch numerics: skipped;
+//   2. fast numerics, strided NCHW windows (Job::presum): the vertical sum
+//      of those rows over the block's columns (contiguous, SIMD), one
+//      streaming pass over the input; otherwise skipped;
 //   3. the horizontal pass: each output sums its columns over the rows of
 //      step 2 (one row: the vertical sum; pytorch: the window rows in order,
 //      so each output adds rows then columns, left to right, from 0);
 //      NCHW vectorizes across outputs (compile-time kernel/stride for common
 //      cases), NHWC across channels;
-//   4. one true division by the Problem's divisor, one rounding to the dtype.
+//   4. one division by the Problem's divisor (pytorch: a true division;
+//      fast: quot_fast), one rounding to the dtype.
 #include <immintrin.h>
 #include <stdint.h>
 #include <string.h>
@@ -45,9 +46,10 @@ inline int64_t imax(int64_t a, int64_t b) { return a > b ? a : b; }
 inline float bits_float(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
 inline uint32_t float_bits(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
 
-// ---- conversions, round to nearest even: bit-identical to Eigen::half and
-// Eigen::bfloat16 (lib/src/host_types.h), which the reference uses; written
-// here because the kernel files may share no inline code with the library.
+// ---- conversions, round to nearest even: the same values as Eigen::half and
+// Eigen::bfloat16 (lib/src/host_types.h), which the reference uses (NaN
+// payloads aside); written here because the kernel files may share no
+// inline code with the rest of the library (cpu_job.h).
 inline float to_float(F16 h16) {
   const uint16_t h = (uint16_t)h16;
 #if defined(__F16C__)
