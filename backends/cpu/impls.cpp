@@ -348,38 +348,38 @@ avgpool_status execute(const Problem& q, const Config& config, const void* src, 
     const int64_t oy0 = ru * rb, oy1 = oy0 + rb < j.oh ? oy0 + rb : j.oh;
     fn(j, p0, p1, oy0, oy1, scratch);
   };
-  // Every thread takes its scratch before any output is written: when one
-  // cannot, the call fails with dst untouched.
+  // The calling thread takes its scratch before any output is written: when
+  // it cannot, the call fails with dst untouched. Another thread that cannot
+  // takes no units (the others do them).
+  void* scratch = t_scratch.get(c.scratch_bytes);
+  if (scratch == nullptr)
+    return set_error(AVGPOOL_ERROR_OUT_OF_MEMORY, "no memory for %zu bytes of scratch", c.scratch_bytes);
   const int nt = threads_for(units);
   if (nt <= 1) {
-    void* scratch = t_scratch.get(c.scratch_bytes);
-    if (scratch == nullptr)
-      return set_error(AVGPOOL_ERROR_OUT_OF_MEMORY, "no memory for %zu bytes of scratch", c.scratch_bytes);
     for (int64_t u = 0; u < units; ++u) run_unit(u, scratch);
     t_scratch.trim();
     return AVGPOOL_SUCCESS;
   }
 #if defined(AVGPOOL_WITH_OPENMP)
-  std::atomic<bool> failed{false};
+  // Dynamic, in chunks of about 1/16 of a thread's share, taken from a
+  // shared counter with no barrier before the first: on a shared machine a
+  // thread that starts late (or gets no scratch) does not hold up the
+  // others. Every output is computed by one unit, so the result does not
+  // depend on who runs it.
   int64_t chunk = units / ((int64_t)nt * 16);
   if (chunk < 1) chunk = 1;
+  std::atomic<int64_t> next{0};
 #pragma omp parallel num_threads(nt)
   {
-    void* scratch = t_scratch.get(c.scratch_bytes);
-    if (scratch == nullptr) failed.store(true, std::memory_order_relaxed);
-#pragma omp barrier
-    if (!failed.load(std::memory_order_relaxed)) {
-      // Dynamic, in chunks of about 1/16 of a thread's share: on a shared
-      // machine a delayed thread does not hold up the call. Every output
-      // is computed by one unit, so the result does not depend on it.
-#pragma omp for schedule(dynamic, chunk)
-      for (int64_t u = 0; u < units; ++u) run_unit(u, scratch);
+    void* mine = t_scratch.get(c.scratch_bytes);  // the caller's: the buffer above
+    if (mine != nullptr) {
+      for (int64_t u0; (u0 = next.fetch_add(chunk, std::memory_order_relaxed)) < units;) {
+        const int64_t u1 = u0 + chunk < units ? u0 + chunk : units;
+        for (int64_t u = u0; u < u1; ++u) run_unit(u, mine);
+      }
     }
     t_scratch.trim();
   }
-  if (failed.load(std::memory_order_relaxed))
-    return set_error(AVGPOOL_ERROR_OUT_OF_MEMORY, "no memory for %d scratch buffers of %zu bytes", nt,
-                     c.scratch_bytes);
 #endif
   return AVGPOOL_SUCCESS;
 }
