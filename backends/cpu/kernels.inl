@@ -191,11 +191,11 @@ template <class A> inline vec<A> gather(const A* p, int64_t stride) {
     const __m512i idx = _mm512_mullo_epi32(
         _mm512_set1_epi32((int)stride),
         _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15));
-    return (vec<A>)_mm512_mask_i32gather_ps(_mm512_setzero_ps(), (__mmask16)0xffff, idx, p, 4);
+    return (vec<A>)_mm512_i32gather_ps(idx, p, 4);
   } else {
     const __m256i idx = _mm256_mullo_epi32(_mm256_set1_epi32((int)stride),
                                            _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-    return (vec<A>)_mm512_mask_i32gather_pd(_mm512_setzero_pd(), (__mmask8)0xff, idx, p, 8);
+    return (vec<A>)_mm512_i32gather_pd(idx, p, 8);
   }
 #elif defined(__AVX2__)
   if constexpr (is_f32<A>) {
