@@ -7,8 +7,11 @@ namespace avgpool_cli {
 const char* const kUsage =
     "usage:\n"
     "  avgpool run [options]       time one pooling and check it against the reference\n"
+    "  avgpool run --backward [options]\n"
+    "                              the same for the backward (grad_input from grad_output)\n"
     "  avgpool golden FILE [--backend B] [--numerics fast|pytorch] [--emit OUT]\n"
-    "                              run every case of a golden-format file\n"
+    "                              run every case of a golden-format file (forward or\n"
+    "                              backward, recognised by its content)\n"
     "  avgpool --help | --version\n"
     "\n"
     "run options (default: the seed case 16x64x2048x2048 f32, kernel 11, stride = kernel,\n"
@@ -27,7 +30,12 @@ const char* const kUsage =
     "  --repeat R             timed runs after one warm-up (default 20); the median is printed\n"
     "  --seed S               input seed (default 20261129)\n"
     "  --samples K            random outputs checked against the reference (default 4096),\n"
-    "                         besides every edge row and column of the first, middle and last plane\n";
+    "                         besides every edge row and column of the first, middle and last plane\n"
+    "  --backward             time the backward instead: grad_output in, grad_input out (checked\n"
+    "                         the same way, on grad_input)\n"
+    "\n"
+    "golden: --emit OUT writes the file back in its own format with our float32 results in\n"
+    "place of out/out32 (forward) or gin32 (backward)\n";
 
 namespace {
 
@@ -111,6 +119,7 @@ std::string parse_run(const std::vector<std::string>& args, RunOptions* o) {
     std::string v;
     int64_t x = 0;
     if (a == "--ceil-mode") p.ceil_mode = 1;
+    else if (a == "--backward") o->backward = true;
     else if (a == "--exclude-pad") p.count_include_pad = 0;
     else if (a == "--shape") {
       if (!value(&v) || !parse_shape(v, &p)) return "--shape needs N,C,H,W (four integers)";

@@ -16,6 +16,7 @@ struct RunOptions {
   int repeat = 20;
   uint64_t seed = 20261129;
   int samples = 4096;      // random outputs checked against the reference
+  bool backward = false;   // time the backward (grad_input from grad_output)
 };
 
 struct GoldenOptions {

@@ -1,6 +1,6 @@
-// `avgpool run`: one pooling, timed, then checked against the reference on
-// a sample of outputs (random ones plus every edge row and column of the
-// first, middle and last plane).
+// `avgpool run`: one pooling (or with --backward its gradient), timed, then
+// checked against the reference on a sample of the result (random elements
+// plus every edge row and column of the first, middle and last plane).
 #include <math.h>
 #include <stdio.h>
 
@@ -23,14 +23,16 @@ using namespace avgpool_support;
 
 struct Launch {
   const avgpool_plan* plan;
-  const void* src;
-  void* dst;
+  const void* src;  // forward: the input; backward: grad_output
+  void* dst;        // forward: the output; backward: grad_input
+  bool backward;
   avgpool_status status;
 };
 
 void launch(void* ctx) {
   Launch* l = static_cast<Launch*>(ctx);
-  l->status = avgpool_plan_execute(l->plan, l->src, l->dst, nullptr);
+  l->status = l->backward ? avgpool_plan_backward(l->plan, l->src, l->dst, nullptr)
+                          : avgpool_plan_execute(l->plan, l->src, l->dst, nullptr);
 }
 
 // The dst indices checked: every edge row and column of a few planes, then
@@ -86,10 +88,21 @@ int run_command(const RunOptions& options) {
   const char* impl = nullptr;
   avgpool_plan_impl_name(plan, &impl);
   const bool on_device = std::string(impl).rfind("cuda", 0) == 0;
-  int64_t dims[4], src_n = 0, dst_n = 0;
+  const bool backward = options.backward;
+  if (backward && avgpool_plan_backward_impl_name(plan, &impl) != AVGPOOL_SUCCESS) {
+    fprintf(stderr, "avgpool: the plan has no backward: %s\n", avgpool_last_error_message());
+    avgpool_plan_destroy(plan);
+    return 1;
+  }
+  int64_t dims[4], in_n = 0, out_n = 0;
   avgpool_plan_output_dims(plan, dims);
-  avgpool_plan_sizes(plan, &src_n, &dst_n);
+  avgpool_plan_sizes(plan, &in_n, &out_n);
   const int64_t esize = element_size(p.dtype);
+  // What this run reads and writes: forward: input -> output; backward:
+  // grad_output (the output's dims) -> grad_input (the input's dims).
+  const int64_t src_n = backward ? out_n : in_n, dst_n = backward ? in_n : out_n;
+  const int64_t input_dims[4] = {p.n, p.c, p.h, p.w};
+  const int64_t* result_dims = backward ? input_dims : dims;
 
   printf("input  %lldx%lldx%lldx%lld %s %s, kernel %lldx%lld stride %lldx%lld padding %lldx%lld%s%s\n",
          (long long)p.n, (long long)p.c, (long long)p.h, (long long)p.w, dtype_text(p.dtype),
@@ -100,10 +113,10 @@ int run_command(const RunOptions& options) {
          p.count_include_pad ? "" : " exclude_pad");
   printf("output %lldx%lldx%lldx%lld\n", (long long)dims[0], (long long)dims[1], (long long)dims[2],
          (long long)dims[3]);
-  printf("impl   %s (%s numerics)\n", impl,
-         p.numerics == AVGPOOL_NUMERICS_PYTORCH ? "pytorch" : "fast");
+  printf("impl   %s (%s numerics%s)\n", impl, p.numerics == AVGPOOL_NUMERICS_PYTORCH ? "pytorch" : "fast",
+         backward ? ", backward: grad_output -> grad_input" : "");
 
-  // Input from a fixed seed, filled in parallel on the host.
+  // The input from a fixed seed, filled in parallel on the host.
   std::vector<char> src_host((size_t)(src_n * esize)), dst_host((size_t)(dst_n * esize));
   fill_random(p.dtype, src_host.data(), src_n, options.seed, -1.0, 1.0);
   Buffer src(src_n * esize, on_device), dst(dst_n * esize, on_device);
@@ -114,15 +127,15 @@ int run_command(const RunOptions& options) {
     return 1;
   }
   src.upload(src_host.data());
-  dst.fill_byte(kPoisonByte);  // unwritten outputs show in the check
+  dst.fill_byte(kPoisonByte);  // unwritten results show in the check
 
-  Launch l{plan, src.data(), dst.data(), AVGPOOL_SUCCESS};
+  Launch l{plan, src.data(), dst.data(), backward, AVGPOOL_SUCCESS};
   std::vector<double> times;
   for (int r = 0; r <= options.repeat; ++r) {  // run 0 is the warm-up
     const double ms = time_ms(on_device, launch, &l);
     if (l.status != AVGPOOL_SUCCESS) {
-      fprintf(stderr, "avgpool: execute failed: %s: %s\n", avgpool_status_string(l.status),
-              avgpool_last_error_message());
+      fprintf(stderr, "avgpool: %s failed: %s: %s\n", backward ? "backward" : "execute",
+              avgpool_status_string(l.status), avgpool_last_error_message());
       avgpool_plan_destroy(plan);
       return 1;
     }
@@ -139,24 +152,31 @@ int run_command(const RunOptions& options) {
   const double bytes = (double)(src_n + dst_n) * (double)esize;
   printf("time   %.3f ms median of %d (min %.3f, max %.3f)\n", median, options.repeat, times.front(),
          times.back());
-  printf("speed  %.1f GB/s effective (input + output bytes once)\n", bytes / (median * 1e6));
+  printf("speed  %.1f GB/s effective (%s bytes once)\n", bytes / (median * 1e6),
+         backward ? "grad_output + grad_input" : "input + output");
 
   // Check a sample against the reference.
   dst.download(dst_host.data());
-  const std::vector<int64_t> idx = sample_indices(p, dims, options.samples, options.seed + 1);
+  const std::vector<int64_t> idx = sample_indices(p, result_dims, options.samples, options.seed + 1);
   std::vector<double> want(idx.size());
-  s = avgpool_reference_outputs(plan, src_host.data(), (int64_t)idx.size(), idx.data(), want.data());
+  s = backward ? avgpool_reference_grad_inputs(plan, src_host.data(), (int64_t)idx.size(), idx.data(), want.data())
+               : avgpool_reference_outputs(plan, src_host.data(), (int64_t)idx.size(), idx.data(), want.data());
   avgpool_plan_destroy(plan);
   if (s != AVGPOOL_SUCCESS) {
     fprintf(stderr, "avgpool: reference failed: %s\n", avgpool_last_error_message());
     return 1;
   }
-  // Inputs are in [-1, 1): a float32 sum of K values errs by at most
-  // K * 2^-24 * 1, plus one rounding of the result in its dtype.
+  // Values are in [-1, 1). Forward: a float32 sum of K values errs by at
+  // most K * 2^-24. Backward: each element sums at most K terms g / d, each
+  // of magnitude below 1, with a reciprocal's rounding each: (K + 2) * K *
+  // 2^-24. Plus one rounding of the result in its dtype.
   const int digits = p.dtype == AVGPOOL_DTYPE_F64 ? 53 : p.dtype == AVGPOOL_DTYPE_F32 ? 24
                      : p.dtype == AVGPOOL_DTYPE_F16 ? 11 : 8;
-  const double sum_bound =
-      (double)std::min(p.kernel_h, p.h) * (double)std::min(p.kernel_w, p.w) * 0x1.0p-24;
+  const int64_t sh = p.stride_h ? p.stride_h : p.kernel_h, sw = p.stride_w ? p.stride_w : p.kernel_w;
+  const double window = (double)std::min(p.kernel_h, p.h) * (double)std::min(p.kernel_w, p.w);
+  const double terms = (double)std::min((p.kernel_h + sh - 1) / sh, dims[2]) *
+                       (double)std::min((p.kernel_w + sw - 1) / sw, dims[3]);
+  const double sum_bound = backward ? (terms + 2) * terms * 0x1.0p-24 : window * 0x1.0p-24;
   double max_error = 0;
   int64_t bad = 0;
   for (size_t i = 0; i < idx.size(); ++i) {
@@ -168,8 +188,8 @@ int run_command(const RunOptions& options) {
     if (!(err <= bound)) ++bad;  // NaN counts as bad
     if (err > max_error || isnan(err)) max_error = err;
   }
-  printf("check  %zu outputs vs reference: max abs error %.3g, %lld outside the %s bound: %s\n",
-         idx.size(), max_error, (long long)bad,
+  printf("check  %zu %s vs reference: max abs error %.3g, %lld outside the %s bound: %s\n", idx.size(),
+         backward ? "grad_input elements" : "outputs", max_error, (long long)bad,
          p.numerics == AVGPOOL_NUMERICS_PYTORCH ? "bitwise" : "float32-sum", bad ? "FAILED" : "ok");
   return bad ? 1 : 0;
 }

@@ -96,11 +96,11 @@ const Impl kReference = {
     /* .init      = */ init,
     /* .execute   = */ execute,
 };
-const Impl* const kImpls[] = {&kReference};
+const Impl* const kImpls[] = {&kReference, &kReferenceBackward};
 
 size_t auto_order(const Problem&, const DeviceInfo&, Direction direction, const Impl** out, size_t cap) {
-  if (direction != Direction::kForward || cap < 1) return 0;
-  out[0] = &kReference;
+  if (cap < 1) return 0;
+  out[0] = direction == Direction::kForward ? &kReference : &kReferenceBackward;
   return 1;
 }
 

@@ -83,10 +83,32 @@ std::vector<std::string> impl_names(const std::string& prefix) {
   avgpool_impl_count(&count);
   for (int64_t i = 0; i < count; ++i) {
     const char* name = nullptr;
-    if (avgpool_impl_name(i, &name) == AVGPOOL_SUCCESS && std::string(name).rfind(prefix, 0) == 0)
+    int backward = 0;
+    if (avgpool_impl_name(i, &name) == AVGPOOL_SUCCESS && avgpool_impl_is_backward(i, &backward) == AVGPOOL_SUCCESS &&
+        !backward && std::string(name).rfind(prefix, 0) == 0)
       names.push_back(name);
   }
   return names;
+}
+
+std::vector<std::string> backward_impl_names(const std::string& prefix) {
+  std::vector<std::string> names;
+  int64_t count = 0;
+  avgpool_impl_count(&count);
+  for (int64_t i = 0; i < count; ++i) {
+    const char* name = nullptr;
+    int backward = 0;
+    if (avgpool_impl_name(i, &name) == AVGPOOL_SUCCESS && avgpool_impl_is_backward(i, &backward) == AVGPOOL_SUCCESS &&
+        backward && std::string(name).rfind(prefix, 0) == 0)
+      names.push_back(name);
+  }
+  return names;
+}
+
+avgpool_status run_reference_backward(const avgpool_params& p, const void* grad_output, void* grad_input) {
+  avgpool_params r = p;
+  r.backend = AVGPOOL_BACKEND_REFERENCE;
+  return avgpool_backward(&r, grad_output, grad_input, nullptr);
 }
 
 void sprinkle_specials(avgpool_dtype dtype, void* data, int64_t count, double density,
@@ -182,6 +204,58 @@ Mismatch compare_to_reference(const avgpool_params& p, const void* src, const vo
     if (!(fabs(gv - rv) <= bound)) note(i, gv, rv, bound);
   }
   avgpool_plan_destroy(plan);
+  return m;
+}
+
+Mismatch compare_backward_to_reference(const avgpool_params& p, const void* grad_output, const void* got,
+                                       const void* ref) {
+  avgpool_plan* plan = nullptr;
+  avgpool_params rp = p;
+  rp.backend = AVGPOOL_BACKEND_REFERENCE;
+  Mismatch m;
+  if (avgpool_plan_create(&rp, &plan) != AVGPOOL_SUCCESS) {
+    m.count = -1;
+    return m;
+  }
+  int64_t src_n = 0, dst_n = 0, dims[4];
+  avgpool_plan_sizes(plan, &src_n, &dst_n);
+  avgpool_plan_output_dims(plan, dims);
+  avgpool_plan_destroy(plan);
+  const int64_t esize = element_size(p.dtype);
+  auto note = [&](int64_t i, double g, double w, double b) {
+    if (m.count++ == 0) {
+      m.first = i; m.got = g; m.want = w; m.bound = b;
+    }
+  };
+  if (p.numerics == AVGPOOL_NUMERICS_PYTORCH) {
+    for (int64_t i = 0; i < src_n; ++i) {
+      const char* g = static_cast<const char*>(got) + i * esize;
+      const char* r = static_cast<const char*>(ref) + i * esize;
+      const double gv = load_double(p.dtype, got, i), rv = load_double(p.dtype, ref, i);
+      if (memcmp(g, r, (size_t)esize) != 0 && !(isnan(gv) && isnan(rv))) note(i, gv, rv, 0);
+    }
+    return m;
+  }
+  // sum|g / d| per element: the reference (fast) on |grad_output|.
+  std::vector<char> abs_g((size_t)(dst_n * esize)), abs_sum((size_t)(src_n * esize));
+  for (int64_t i = 0; i < dst_n; ++i)
+    store_double(p.dtype, abs_g.data(), i, fabs(load_double(p.dtype, grad_output, i)));
+  avgpool_params ap = rp;
+  ap.numerics = AVGPOOL_NUMERICS_FAST;
+  avgpool_backward(&ap, abs_g.data(), abs_sum.data(), nullptr);
+  const int64_t sh = p.stride_h ? p.stride_h : p.kernel_h, sw = p.stride_w ? p.stride_w : p.kernel_w;
+  const double terms = (double)std::min((p.kernel_h + sh - 1) / sh, dims[2]) *
+                       (double)std::min((p.kernel_w + sw - 1) / sw, dims[3]);
+  for (int64_t i = 0; i < src_n; ++i) {
+    const double gv = load_double(p.dtype, got, i), rv = load_double(p.dtype, ref, i);
+    if (isnan(rv) || isinf(rv) || isnan(gv) || isinf(gv)) {
+      if (!(isnan(rv) && isnan(gv)) && gv != rv) note(i, gv, rv, 0);
+      continue;
+    }
+    const double bound =
+        ulp_of(p.dtype, rv) + (terms + 2) * 0x1.0p-24 * load_double(p.dtype, abs_sum.data(), i) * 1.01;  // 1.01: abs_sum is rounded to the dtype
+    if (!(fabs(gv - rv) <= bound)) note(i, gv, rv, bound);
+  }
   return m;
 }
 

@@ -43,7 +43,24 @@ struct Mismatch {
 Mismatch compare_to_reference(const avgpool_params& p, const void* src, const void* got,
                               const void* ref);
 
-// The implementations compiled in whose names start with prefix ("cpu:",
+// Compares a backward result: got and ref are dense grad_input tensors of
+// p's dtype and layout (ref from the reference backward in p's numerics, on
+// grad_output, host memory). pytorch numerics: bitwise, NaN where ref has
+// NaN. fast: NaN/Inf exactly where ref has them; elsewhere |got - ref| <= 1
+// ulp of the dtype at ref + (K + 2) * 2^-24 * sum|g / d| over the element's
+// terms (K: the most terms one element has): the float32 bound for any
+// order, with the divisions done as multiplications by a reciprocal.
+Mismatch compare_backward_to_reference(const avgpool_params& p, const void* grad_output, const void* got,
+                                       const void* ref);
+
+// Runs the reference backward for p on host grad_output into host grad_input.
+avgpool_status run_reference_backward(const avgpool_params& p, const void* grad_output, void* grad_input);
+
+// The backward implementations compiled in whose names start with prefix
+// ("" for all), in dispatch order.
+std::vector<std::string> backward_impl_names(const std::string& prefix);
+
+// The forward implementations compiled in whose names start with prefix ("cpu:",
 // "cuda:", "" for all), in dispatch order.
 std::vector<std::string> impl_names(const std::string& prefix);
 

@@ -37,6 +37,37 @@ struct GoldenFile {
 // Parses path; on failure returns false and says why in *error.
 bool read_golden(const std::string& path, GoldenFile* file, std::string* error);
 
+// One case of the backward format (tests/data/README.md, "Backward").
+struct GoldenBackwardCase {
+  std::string name;
+  int64_t n = 0, c = 0, h = 0, w = 0;  // the forward input's dims = grad_input's
+  int64_t kh = 0, kw = 0, sh = 0, sw = 0, ph = 0, pw = 0;
+  int ceil_mode = 0, count_include_pad = 1;
+  int64_t divisor_override = 0;
+  std::vector<float> gout;      // grad_output, N*C*Ho*Wo, NCHW
+  std::vector<double> gin;      // PyTorch's float64 grad_input, NCHW
+  std::vector<float> gin32;     // PyTorch's float32 grad_input (bitwise target)
+  std::vector<float> gin16;     // PyTorch CUDA's float16 grad_input (exact in float)
+  std::vector<float> ginbf16;   // the same in bfloat16
+};
+
+struct GoldenBackwardFile {
+  std::vector<GoldenBackwardCase> cases;
+};
+
+// True if path's first case is in the backward format (a "gout" block).
+bool is_backward_golden(const std::string& path);
+
+// Parses a backward golden file; on failure returns false and says why.
+bool read_golden_backward(const std::string& path, GoldenBackwardFile* file, std::string* error);
+
+// The plan parameters of a backward case (f32, NCHW).
+avgpool_params golden_params(const GoldenBackwardCase& gc, avgpool_backend backend, avgpool_numerics numerics);
+
+// Writes one case in the backward format, with gin32 replaced by `gin32`
+// (9 significant digits); every other line as read.
+std::string format_case(const GoldenBackwardCase& gc, const std::vector<float>& gin32);
+
 // The plan parameters of a case (f32, NCHW, the given backend and numerics).
 avgpool_params golden_params(const GoldenCase& gc, avgpool_backend backend,
                              avgpool_numerics numerics);
@@ -54,5 +85,11 @@ std::string default_golden_path();
 // The file at default_golden_path(), read once per process (thread-safe).
 // Returns nullptr, with the reason in *error, when it cannot be read.
 const GoldenFile* default_golden(std::string* error);
+
+// The backward golden file the tests use: $AVGPOOL_GOLDEN_BACKWARD, else the
+// copy made at configure time, else tests/data/ relative to the working
+// directory; and that file read once per process.
+std::string default_golden_backward_path();
+const GoldenBackwardFile* default_golden_backward(std::string* error);
 
 }  // namespace avgpool_support

@@ -103,18 +103,22 @@ TEST_CASE("ceil mode keeps a last window that starts inside the input") {
   avgpool_plan_destroy(plan);
 }
 
-TEST_CASE("every implementation is listed once, the reference last, and can be forced") {
+TEST_CASE("every implementation is listed once, the references last, and can be forced") {
   int64_t count = 0;
   REQUIRE(avgpool_impl_count(&count) == AVGPOOL_SUCCESS);
-  REQUIRE(count >= 1);
-  std::vector<std::string> names;
+  REQUIRE(count >= 2);
+  std::vector<std::string> names, forward, backward;
   for (int64_t i = 0; i < count; ++i) {
     const char* name = nullptr;
+    int is_backward = -1;
     REQUIRE(avgpool_impl_name(i, &name) == AVGPOOL_SUCCESS);
+    REQUIRE(avgpool_impl_is_backward(i, &is_backward) == AVGPOOL_SUCCESS);
     for (const std::string& seen : names) CHECK(seen != name);
     names.push_back(name);
+    (is_backward ? backward : forward).push_back(name);
   }
-  CHECK(names.back() == "reference");
+  CHECK(forward.back() == "reference");
+  CHECK(backward.back() == "reference_backward");
   const char* name = nullptr;
   CHECK(avgpool_impl_name(count, &name) == AVGPOOL_ERROR_INVALID_ARGUMENT);
   CHECK(avgpool_impl_name(-1, &name) == AVGPOOL_ERROR_INVALID_ARGUMENT);

@@ -14,6 +14,7 @@
 #include <omp.h>
 #endif
 
+#include "backward.h"
 #include "cpu_job.h"
 #include "error.h"
 #include "impl.h"
@@ -350,13 +351,15 @@ const Impl kNchwStrideEqKernel = {"cpu:nchw_stride_eq_kernel", AVGPOOL_BACKEND_C
                                   init_nchw_stride_eq_kernel, execute};
 const Impl kNchwGeneric = {"cpu:nchw_generic", AVGPOOL_BACKEND_CPU, Direction::kForward, init_nchw, execute};
 const Impl kNhwc = {"cpu:nhwc", AVGPOOL_BACKEND_CPU, Direction::kForward, init_nhwc, execute};
-const Impl* const kImpls[] = {&kNchwStrideEqKernel, &kNchwGeneric, &kNhwc};
+const Impl* const kImpls[] = {&kNchwStrideEqKernel, &kNchwGeneric, &kNhwc, &kCpuBackwardBroadcast,
+                              &kCpuBackwardGather};
 
-size_t auto_order(const Problem&, const DeviceInfo&, Direction direction, const Impl** out, size_t cap) {
+size_t auto_order(const Problem& problem, const DeviceInfo& device, Direction direction, const Impl** out,
+                  size_t cap) {
   size_t n = 0;
-  if (direction != Direction::kForward) return 0;
+  if (direction == Direction::kBackward) return cpu_backward_auto_order(problem, device, out, cap);
   for (const Impl* impl : kImpls)
-    if (n < cap) out[n++] = impl;
+    if (n < cap && impl->direction == Direction::kForward) out[n++] = impl;
   return n;
 }
 

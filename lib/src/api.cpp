@@ -42,14 +42,29 @@ avgpool_status create_plan(const avgpool_params* p, const char* forward_impl, co
   // The backward runs on the forward's backend (the same memory).
   Problem same_backend = problem;
   same_backend.backend = created->forward.impl->backend;
+  if (backward_impl != nullptr) {
+    const avgpool::Impl* forced = avgpool::find_impl(backward_impl);
+    if (forced != nullptr && forced->direction == avgpool::Direction::kBackward &&
+        forced->backend != same_backend.backend) {
+      const char* forward_name = created->forward.impl->name;
+      delete created;
+      return set_error(AVGPOOL_ERROR_INVALID_ARGUMENT,
+                       "backward_impl (\"%s\") is of backend %s, the forward (\"%s\") of backend %s: "
+                       "both directions run on one backend",
+                       backward_impl, avgpool::backend_name(forced->backend), forward_name,
+                       avgpool::backend_name(same_backend.backend));
+    }
+  }
   avgpool::DeviceInfo backward_device;
   s = avgpool::choose(same_backend, avgpool::Direction::kBackward, backward_impl, &backward_device,
                       &created->backward);
   if (s != AVGPOOL_SUCCESS && backward_impl != nullptr) {
     delete created;
-    if (s == AVGPOOL_ERROR_BACKEND_UNAVAILABLE || avgpool::find_impl(backward_impl) != nullptr)
-      return set_error(s == AVGPOOL_ERROR_BACKEND_UNAVAILABLE ? AVGPOOL_ERROR_INVALID_ARGUMENT : s, "%s",
-                       avgpool_last_error_message());
+    if (s == AVGPOOL_ERROR_BACKEND_UNAVAILABLE || avgpool::find_impl(backward_impl) != nullptr) {
+      char reason[512];  // set_error writes the buffer the message is read from
+      snprintf(reason, sizeof reason, "%s", avgpool_last_error_message());
+      return set_error(s == AVGPOOL_ERROR_BACKEND_UNAVAILABLE ? AVGPOOL_ERROR_INVALID_ARGUMENT : s, "%s", reason);
+    }
     return s;
   }
   if (s != AVGPOOL_SUCCESS) {  // optional: the plan still serves the forward
@@ -61,6 +76,19 @@ avgpool_status create_plan(const avgpool_params* p, const char* forward_impl, co
   created->problem = std::move(problem);
   *plan = created;
   return AVGPOOL_SUCCESS;
+}
+
+// The coordinates of dense src (grad_input) element index, in q's layout.
+void src_coords(const Problem& q, int64_t index, int64_t* n, int64_t* c, int64_t* y, int64_t* x) {
+  if (q.layout == AVGPOOL_LAYOUT_NCHW) {
+    *x = index % q.w; index /= q.w;
+    *y = index % q.h; index /= q.h;
+    *c = index % q.c; *n = index / q.c;
+  } else {
+    *c = index % q.c; index /= q.c;
+    *x = index % q.w; index /= q.w;
+    *y = index % q.h; *n = index / q.h;
+  }
 }
 
 bool ranges_overlap(const void* a, int64_t a_bytes, const void* b, int64_t b_bytes) {
@@ -236,6 +264,28 @@ AVGPOOL_API avgpool_status avgpool_reference_outputs(const avgpool_plan* plan, c
     int64_t n, c, oy, ox;
     q.dst_coords(indices[i], &n, &c, &oy, &ox);
     values[i] = avgpool::reference::output_value(q, src_host, n, c, oy, ox);
+  }
+  return AVGPOOL_SUCCESS;
+}
+
+AVGPOOL_API avgpool_status avgpool_reference_grad_inputs(const avgpool_plan* plan, const void* grad_output_host,
+                                                         int64_t count, const int64_t* indices, double* values) {
+  avgpool::clear_error();
+  if (plan == nullptr) return set_error(AVGPOOL_ERROR_INVALID_ARGUMENT, "plan is NULL");
+  if (count < 0) return set_error(AVGPOOL_ERROR_INVALID_ARGUMENT, "count (%lld) is negative", (long long)count);
+  if (count == 0) return AVGPOOL_SUCCESS;
+  if (grad_output_host == nullptr || indices == nullptr || values == nullptr)
+    return set_error(AVGPOOL_ERROR_INVALID_ARGUMENT, "%s is NULL",
+                     grad_output_host == nullptr ? "grad_output_host" : indices == nullptr ? "indices" : "values");
+  const Problem& q = plan->problem;
+  for (int64_t i = 0; i < count; ++i)
+    if (indices[i] < 0 || indices[i] >= q.src_elements)
+      return set_error(AVGPOOL_ERROR_INVALID_ARGUMENT, "indices[%lld] (%lld) is outside [0, %lld)",
+                       (long long)i, (long long)indices[i], (long long)q.src_elements);
+  for (int64_t i = 0; i < count; ++i) {
+    int64_t n, c, y, x;
+    src_coords(q, indices[i], &n, &c, &y, &x);
+    values[i] = avgpool::reference::grad_input_value(q, grad_output_host, n, c, y, x);
   }
   return AVGPOOL_SUCCESS;
 }

@@ -1,0 +1,378 @@
+// The CPU backend's backward implementations and their driver. init turns
+// the Problem into a BackwardJob once (which output rows and columns cover
+// each input row and column, column blocks, the gather tables, divisors,
+// parallel units, the kernels for this CPU); execute only runs the units on
+// OpenMP threads. The kernels are in backward_kernels.inl.
+//
+//   cpu:backward_broadcast  stride >= kernel on both axes: each input gets at
+//                           most one term, so NCHW spreads each output row
+//                           once and copies it to the rows its window covers
+//   cpu:backward_gather     any problem: each input row gathers its terms
+//                           from the q rows of the windows covering it
+// NHWC runs per pixel, vectorized across channels, in both.
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <atomic>
+#include <new>
+#include <vector>
+
+#if defined(AVGPOOL_WITH_OPENMP)
+#include <omp.h>
+#endif
+
+#include "backward_job.h"
+#include "backward.h"
+#include "cover.h"
+#include "error.h"
+#include "host_types.h"
+#include "impl.h"
+#include "problem.h"
+
+namespace avgpool {
+namespace cpu {
+namespace {
+
+constexpr int64_t kUnitTarget = 32768;              // grad_input elements per parallel unit
+constexpr int64_t kRowBlock = 4096;                 // NCHW: input columns per column block (x16)
+constexpr int64_t kPixelSpan = 8192;                // NHWC: q elements one block's slot holds, about
+constexpr int64_t kNtBytes = int64_t(32) << 20;     // grad_input streamed from this size on
+constexpr int64_t kMaxSlot = int64_t(1) << 30;      // ring slots index with int32
+
+int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
+
+// ---- instruction set: decided at plan creation -------------------------------
+enum Isa { kBase = 0, kAvx2 = 1, kAvx512 = 2 };
+
+Isa detect_isa() {
+#if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
+  __builtin_cpu_init();
+  const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  if (avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+      __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq"))
+    return kAvx512;
+  if (avx2) return kAvx2;
+#endif
+  return kBase;
+}
+
+// The best the CPU has, lowered by AVGPOOL_CPU_ISA=base|avx2 (tests and
+// measurements; read when the plan is created, like the forward's).
+BackwardKernels kernels_for_plan() {
+  static const Isa best = detect_isa();
+  Isa want = best;
+  if (const char* e = getenv("AVGPOOL_CPU_ISA")) {
+    if (strcmp(e, "base") == 0) want = kBase;
+    else if (strcmp(e, "avx2") == 0) want = kAvx2;
+  }
+  if (want > best) want = best;
+  return want == kAvx512 ? backward_kernels_avx512() : want == kAvx2 ? backward_kernels_avx2() : backward_kernels_base();
+}
+
+// ---- threads ----------------------------------------------------------------------
+// Backward calls in flight in this process: concurrent callers share the
+// cores instead of each opening a full team.
+std::atomic<int> g_active_calls{0};
+
+struct ActiveCall {
+  ActiveCall() { g_active_calls.fetch_add(1, std::memory_order_relaxed); }
+  ~ActiveCall() { g_active_calls.fetch_sub(1, std::memory_order_relaxed); }
+};
+
+int threads_for(int64_t units) {
+#if defined(AVGPOOL_WITH_OPENMP)
+  if (omp_in_parallel()) return 1;  // inside a caller's team: nesting would oversubscribe
+  int t = omp_get_max_threads();
+  const int active = g_active_calls.load(std::memory_order_relaxed);
+  if (active > 1) t /= active;
+  if (t < 1) t = 1;
+  if ((int64_t)t > units) t = (int)units;
+  return t;
+#else
+  (void)units;
+  return 1;
+#endif
+}
+
+// Per-thread scratch, kept between calls: steady-state executions allocate
+// nothing. NULL when the memory is not there.
+void* thread_scratch(size_t bytes) {
+  struct Scratch {
+    void* data = nullptr;
+    size_t bytes = 0;
+    ~Scratch() { free(data); }
+  };
+  thread_local Scratch s;
+  if (s.bytes < bytes) {
+    free(s.data);
+    s.data = aligned_alloc(64, backward_align64(bytes));
+    s.bytes = s.data != nullptr ? bytes : 0;
+  }
+  return s.data;
+}
+
+// ---- the plan's configuration --------------------------------------------------------
+struct BackwardConfig : Config {
+  BackwardJob job{};
+  BackwardUnitFn run = nullptr;
+  std::vector<int64_t> row_first, col_first, block_x, block_ow;
+  std::vector<int32_t> row_count, col_count, col_index, div_row;
+  std::vector<float> div_float;
+  std::vector<double> div_double;
+};
+
+// Divisor values per distinct row pattern, as the kernels use them (see
+// BackwardJob::div_values). A row's divisors depend on its window only
+// through padded_len and end - begin, so rows with equal lengths share one.
+template <class A, class T>
+void build_divisors(const Problem& q, std::vector<A>* table, std::vector<int32_t>* row_of) {
+  struct Key { int64_t padded, count; };
+  std::vector<Key> keys;
+  row_of->resize((size_t)q.oh);
+  for (int64_t oy = 0; oy < q.oh; ++oy) {
+    const AxisWindow& r = q.rows[(size_t)oy];
+    const Key k{r.padded_len, r.end - r.begin};
+    size_t i = 0;
+    while (i < keys.size() && !(keys[i].padded == k.padded && keys[i].count == k.count)) ++i;
+    if (i == keys.size()) {
+      keys.push_back(k);
+      table->resize(keys.size() * (size_t)q.ow);
+      A* row = table->data() + i * (size_t)q.ow;
+      for (int64_t ox = 0; ox < q.ow; ++ox) {
+        const int64_t d = q.divisor(oy, ox);
+        if (q.numerics == AVGPOOL_NUMERICS_FAST) row[ox] = A(1) / static_cast<A>(d);
+        else if constexpr (sizeof(T) == 2) row[ox] = static_cast<float>(T(static_cast<float>(d)));  // PyTorch CUDA
+        else row[ox] = static_cast<A>(d);
+      }
+    }
+    (*row_of)[(size_t)oy] = (int32_t)i;
+  }
+}
+
+avgpool_status init_job(const Problem& q, bool broadcast_only, const char* name, ConfigPtr* config, Decline* why) {
+  if (broadcast_only && !(q.sh >= q.kh && q.sw >= q.kw))
+    return decline(why, AVGPOOL_ERROR_UNSUPPORTED,
+                   "%s needs stride >= kernel on both axes (stride %lldx%lld, kernel %lldx%lld)", name,
+                   (long long)q.sh, (long long)q.sw, (long long)q.kh, (long long)q.kw);
+  auto c = std::make_unique<BackwardConfig>();
+  BackwardJob& j = c->job;
+  const bool nchw = q.layout == AVGPOOL_LAYOUT_NCHW;
+  j.pytorch = q.numerics == AVGPOOL_NUMERICS_PYTORCH;
+  j.planes = nchw ? q.n * q.c : q.n;
+  j.vec = nchw ? 1 : q.c;
+  j.h = q.h; j.w = q.w; j.oh = q.oh; j.ow = q.ow;
+  j.kw = q.kw; j.sw = q.sw; j.pw = q.pw;
+  try {
+    // Which output rows and columns cover each input row and column.
+    c->row_first.resize((size_t)q.h);
+    c->row_count.resize((size_t)q.h);
+    j.ring_slots = 1;
+    for (int64_t y = 0; y < q.h; ++y) {
+      const AxisCover r = axis_cover(y, q.kh, q.sh, q.ph, q.rows.data(), q.oh);
+      c->row_first[(size_t)y] = r.first;
+      c->row_count[(size_t)y] = (int32_t)(r.last - r.first);
+      if (r.last - r.first > j.ring_slots) j.ring_slots = (int32_t)(r.last - r.first);
+    }
+    c->col_first.resize((size_t)q.w);
+    c->col_count.resize((size_t)q.w);
+    int64_t taps = 1;
+    for (int64_t x = 0; x < q.w; ++x) {
+      const AxisCover k = axis_cover(x, q.kw, q.sw, q.pw, q.cols.data(), q.ow);
+      c->col_first[(size_t)x] = k.first;
+      c->col_count[(size_t)x] = (int32_t)(k.last - k.first);
+      if (k.last - k.first > taps) taps = k.last - k.first;
+    }
+
+    // Column blocks, and the output columns each needs.
+    const int64_t block = nchw ? kRowBlock : (kPixelSpan / q.c > 1 ? kPixelSpan / q.c : 1);
+    for (int64_t x = 0; x < q.w; x += block) c->block_x.push_back(x);
+    c->block_x.push_back(q.w);
+    j.blocks = (int64_t)c->block_x.size() - 1;
+    int64_t widest = 0, widest_span = 0;
+    for (int64_t b = 0; b < j.blocks; ++b) {
+      const int64_t x0 = c->block_x[(size_t)b], x1 = c->block_x[(size_t)b + 1];
+      int64_t lo = 0, hi = 0;
+      bool any = false;
+      for (int64_t x = x0; x < x1; ++x) {
+        const int64_t first = c->col_first[(size_t)x], last = first + c->col_count[(size_t)x];
+        if (first == last) continue;
+        if (!any || first < lo) lo = first;
+        if (!any || last > hi) hi = last;
+        any = true;
+      }
+      c->block_ow.push_back(lo);
+      c->block_ow.push_back(hi);
+      if (x1 - x0 > widest) widest = x1 - x0;
+      if (hi - lo > widest_span) widest_span = hi - lo;
+    }
+
+    // The scheme, and the ring slot's shape.
+    j.scheme = !nchw ? kBackwardPixels : broadcast_only ? kBackwardBroadcastRows : kBackwardRows;
+    j.lead = 0;
+    int64_t slot = 0;
+    if (j.scheme == kBackwardRows && q.sw == 1) {
+      // Contiguous taps: column x reads positions lead + x + pw - kw + 1 -
+      // ow_lo + [0, kw), for whole vectors of columns.
+      for (int64_t b = 0; b < j.blocks; ++b) {
+        const int64_t x0 = c->block_x[(size_t)b];
+        const int64_t base = x0 + q.pw - q.kw + 1 - c->block_ow[2 * (size_t)b];
+        if (-base > j.lead) j.lead = -base;
+      }
+      for (int64_t b = 0; b < j.blocks; ++b) {
+        const int64_t x0 = c->block_x[(size_t)b], x1 = c->block_x[(size_t)b + 1];
+        const int64_t base = j.lead + x0 + q.pw - q.kw + 1 - c->block_ow[2 * (size_t)b];
+        const int64_t end = base + round_up(x1 - x0, kBackwardLanes) + q.kw - 1;
+        if (end > slot) slot = end;
+      }
+    }
+    if (slot < j.lead + widest_span * j.vec + 1) slot = j.lead + widest_span * j.vec + 1;  // + a zero for the tables
+    j.slot = round_up(slot, kBackwardLanes);
+    if (j.slot > kMaxSlot && nchw) {
+      // Rows too long to index with int32: per pixel instead (NCHW pixels
+      // are single elements; still correct, slower).
+      j.scheme = kBackwardPixels;
+      j.lead = 0;
+      j.slot = round_up(widest_span + 1, kBackwardLanes);
+    }
+    if (j.slot > kMaxSlot)
+      return decline(why, AVGPOOL_ERROR_UNSUPPORTED, "%s: a window row of %lld elements is too long", name,
+                     (long long)j.slot);
+
+    // Gather tables (NCHW, strided columns or spreading).
+    j.taps = 0;
+    j.index_stride = 0;
+    if (j.scheme == kBackwardBroadcastRows || (j.scheme == kBackwardRows && q.sw > 1)) {
+      j.taps = (int32_t)taps;
+      j.index_stride = round_up(q.w, kBackwardLanes);
+      c->col_index.assign((size_t)(taps * j.index_stride), 0);
+      for (int64_t b = 0; b < j.blocks; ++b) {
+        const int64_t x0 = c->block_x[(size_t)b];
+        const int64_t x1 = b + 1 == j.blocks ? j.index_stride : c->block_x[(size_t)b + 1];
+        const int64_t lo = c->block_ow[2 * (size_t)b], span = c->block_ow[2 * (size_t)b + 1] - lo;
+        for (int64_t x = x0; x < x1; ++x)
+          for (int64_t t = 0; t < taps; ++t) {
+            const bool real = x < q.w && t < c->col_count[(size_t)x];
+            c->col_index[(size_t)(t * j.index_stride + x)] =
+                (int32_t)(j.lead + (real ? c->col_first[(size_t)x] + t - lo : span));
+          }
+      }
+    }
+
+    // Divisors, in the accumulator type.
+    dispatch_dtype(q.dtype, [&](auto zero) {
+      using T = decltype(zero);
+      if constexpr (sizeof(T) == sizeof(double)) {
+        build_divisors<double, T>(q, &c->div_double, &c->div_row);
+      } else {
+        build_divisors<float, T>(q, &c->div_float, &c->div_row);
+      }
+      return 0;
+    });
+  } catch (const std::bad_alloc&) {
+    return decline(why, AVGPOOL_ERROR_OUT_OF_MEMORY, "%s: no memory for the cover tables", name);
+  }
+  j.row_first = c->row_first.data();
+  j.row_count = c->row_count.data();
+  j.col_first = c->col_first.data();
+  j.col_count = c->col_count.data();
+  j.block_x = c->block_x.data();
+  j.block_ow = c->block_ow.data();
+  j.col_index = c->col_index.data();
+  j.div_row = c->div_row.data();
+  j.div_values = q.dtype == AVGPOOL_DTYPE_F64 ? (const void*)c->div_double.data() : (const void*)c->div_float.data();
+  j.presum = !j.pytorch && j.ring_slots > 1;
+
+  // Streaming stores for a grad_input far beyond the caches
+  // (AVGPOOL_CPU_BWD_NT=0|1 forces them off or on, for tests and measurements).
+  j.nt = q.src_elements * q.element_size >= kNtBytes;
+  if (const char* e = getenv("AVGPOOL_CPU_BWD_NT")) j.nt = e[0] == '1';
+
+  // Parallel units: runs of input rows of one plane and column block, or
+  // whole planes.
+  int64_t widest = 0;
+  for (int64_t b = 0; b < j.blocks; ++b)
+    if (c->block_x[(size_t)b + 1] - c->block_x[(size_t)b] > widest) widest = c->block_x[(size_t)b + 1] - c->block_x[(size_t)b];
+  const int64_t row_work = widest * j.vec;
+  j.rows_per_unit = kUnitTarget / row_work > 1 ? kUnitTarget / row_work : 1;
+  // Each unit computes its first rows' q rows again: keep that a small share.
+  if (j.rows_per_unit < 4 * (int64_t)j.ring_slots) j.rows_per_unit = 4 * (int64_t)j.ring_slots;
+  j.planes_per_unit = 1;
+  if (j.rows_per_unit >= q.h) {
+    j.rows_per_unit = q.h;
+    const int64_t plane_work = q.h * row_work;
+    j.planes_per_unit = kUnitTarget / plane_work > 1 ? kUnitTarget / plane_work : 1;
+    if (j.planes_per_unit > j.planes) j.planes_per_unit = j.planes > 1 ? j.planes : 1;  // n may be 0
+  }
+  j.row_units = (q.h + j.rows_per_unit - 1) / j.rows_per_unit;
+  j.units = (j.planes + j.planes_per_unit - 1) / j.planes_per_unit * j.row_units * j.blocks;
+  j.stage_elements = j.nt || j.scheme == kBackwardBroadcastRows ? round_up(widest * j.vec, kBackwardLanes) : 0;
+  j.scratch_bytes = backward_scratch_bytes(j, q.dtype == AVGPOOL_DTYPE_F64 ? 8 : 4);
+
+  c->run = kernels_for_plan().run[q.dtype][q.numerics];
+  *config = std::move(c);
+  return AVGPOOL_SUCCESS;
+}
+
+avgpool_status init_broadcast(const Problem& q, const DeviceInfo&, ConfigPtr* config, Decline* why) {
+  return init_job(q, true, "cpu:backward_broadcast", config, why);
+}
+
+avgpool_status init_gather(const Problem& q, const DeviceInfo&, ConfigPtr* config, Decline* why) {
+  return init_job(q, false, "cpu:backward_gather", config, why);
+}
+
+avgpool_status execute(const Problem&, const Config& config, const void* grad_output, void* grad_input, void*) {
+  const BackwardConfig& c = static_cast<const BackwardConfig&>(config);
+  const BackwardJob& j = c.job;
+  ActiveCall active;
+  const int nt = threads_for(j.units);
+  std::atomic<bool> no_memory{false};
+  if (nt <= 1) {
+    void* scratch = thread_scratch(j.scratch_bytes);
+    if (scratch == nullptr) no_memory = true;
+    else
+      for (int64_t u = 0; u < j.units; ++u) c.run(j, grad_output, grad_input, u, scratch);
+  } else {
+#if defined(AVGPOOL_WITH_OPENMP)
+    int64_t chunk = j.units / ((int64_t)nt * 16);
+    if (chunk < 1) chunk = 1;
+#pragma omp parallel num_threads(nt)
+    {
+      void* scratch = thread_scratch(j.scratch_bytes);
+      if (scratch == nullptr) no_memory = true;
+      // Every thread sees every thread's scratch before any writes
+      // grad_input: a call that fails writes nothing.
+#pragma omp barrier
+      if (!no_memory.load()) {
+        // Dynamic: a delayed thread on a shared machine does not hold up the
+        // call. Each element is computed by one unit, in a fixed order, so
+        // the result does not depend on the schedule.
+#pragma omp for schedule(dynamic, chunk)
+        for (int64_t u = 0; u < j.units; ++u) c.run(j, grad_output, grad_input, u, scratch);
+      }
+    }
+#endif
+  }
+  if (no_memory)
+    return set_error(AVGPOOL_ERROR_OUT_OF_MEMORY, "cpu backward: no memory for %zu bytes of scratch per thread",
+                     j.scratch_bytes);
+  return AVGPOOL_SUCCESS;
+}
+
+}  // namespace
+
+extern const Impl kCpuBackwardBroadcast = {"cpu:backward_broadcast", AVGPOOL_BACKEND_CPU, Direction::kBackward,
+                                           init_broadcast, execute};
+extern const Impl kCpuBackwardGather = {"cpu:backward_gather", AVGPOOL_BACKEND_CPU, Direction::kBackward,
+                                        init_gather, execute};
+
+size_t cpu_backward_auto_order(const Problem&, const DeviceInfo&, const Impl** out, size_t cap) {
+  size_t n = 0;
+  for (const Impl* impl : {&kCpuBackwardBroadcast, &kCpuBackwardGather})
+    if (n < cap) out[n++] = impl;
+  return n;
+}
+
+}  // namespace cpu
+}  // namespace avgpool

@@ -1,0 +1,468 @@
+// The CPU backward kernels, compiled once per instruction set: the including
+// file defines AVGPOOL_CPU_ISA (the namespace) and AVGPOOL_CPU_ISA_NAME and
+// compiles with the matching -m flags (CMakeLists.txt). Only intrinsics,
+// GCC/Clang vector extensions and plain loops (see backward_job.h).
+//
+// One unit = planes [p0, p1) x input rows [y0, y1) x one column block. Per
+// input row:
+//   1. the q rows of its covering output rows, each computed once per unit
+//      into a ring slot (q = grad_output / divisor: a true division in
+//      pytorch numerics, f16/bf16 rounded to the type as PyTorch CUDA does;
+//      a multiplication by the reciprocal in fast numerics);
+//   2. fast numerics with several covering rows: their sum, one pass;
+//   3. each input element adds its terms from the slots: rows ascending,
+//      columns ascending, from +0. Where a vector lane has fewer terms than
+//      the others it adds +0 from the slot's zeros instead, which changes
+//      nothing: a sum that starts at +0 is never -0, and x + 0 == x for
+//      every other x (NaN and infinities included);
+//   4. one rounding to the dtype, stored (or staged and streamed).
+#include <immintrin.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "backward_job.h"
+
+#ifndef AVGPOOL_CPU_ISA
+#error "define AVGPOOL_CPU_ISA before including backward_kernels.inl"
+#endif
+
+namespace avgpool {
+namespace cpu {
+namespace AVGPOOL_CPU_ISA {
+namespace {
+
+enum class F16 : uint16_t {};
+enum class BF16 : uint16_t {};
+
+inline int64_t imin(int64_t a, int64_t b) { return a < b ? a : b; }
+
+#include "half_bits.h"
+
+// ---- vectors: 64 bytes (one zmm, two ymm or four xmm) ----------------------
+template <class A> struct simd;
+template <> struct simd<float> {
+  typedef float v __attribute__((vector_size(64)));
+  typedef float vu __attribute__((vector_size(64), aligned(4), may_alias));
+  static constexpr int n = 16;
+};
+template <> struct simd<double> {
+  typedef double v __attribute__((vector_size(64)));
+  typedef double vu __attribute__((vector_size(64), aligned(8), may_alias));
+  static constexpr int n = 8;
+};
+template <class A> using vec = typename simd<A>::v;
+
+template <class A> inline vec<A> loadu(const A* p) { return *reinterpret_cast<const typename simd<A>::vu*>(p); }
+template <class A> inline void storeu(A* p, vec<A> x) { *reinterpret_cast<typename simd<A>::vu*>(p) = x; }
+template <class A> inline vec<A> zero() { return vec<A>{}; }
+
+// Lanes [0, k) of p, the others zero; never touches the lanes left out.
+inline vec<float> load_part(const float* p, int64_t k) {
+#if defined(__AVX512F__)
+  return (vec<float>)_mm512_maskz_loadu_ps((__mmask16)((1u << k) - 1u), p);
+#else
+  vec<float> v = vec<float>{};
+  for (int64_t l = 0; l < k; ++l) v[l] = p[l];
+  return v;
+#endif
+}
+inline vec<double> load_part(const double* p, int64_t k) {
+#if defined(__AVX512F__)
+  return (vec<double>)_mm512_maskz_loadu_pd((__mmask8)((1u << k) - 1u), p);
+#else
+  vec<double> v = vec<double>{};
+  for (int64_t l = 0; l < k; ++l) v[l] = p[l];
+  return v;
+#endif
+}
+inline void store_part(float* p, vec<float> x, int64_t k) {
+#if defined(__AVX512F__)
+  _mm512_mask_storeu_ps(p, (__mmask16)((1u << k) - 1u), (__m512)x);
+#else
+  for (int64_t l = 0; l < k; ++l) p[l] = x[l];
+#endif
+}
+inline void store_part(double* p, vec<double> x, int64_t k) {
+#if defined(__AVX512F__)
+  _mm512_mask_storeu_pd(p, (__mmask8)((1u << k) - 1u), (__m512d)x);
+#else
+  for (int64_t l = 0; l < k; ++l) p[l] = x[l];
+#endif
+}
+
+// ---- storage type <-> accumulator: N lanes (or the first k) ----------------
+inline vec<float> load_in(const float* p) { return loadu(p); }
+inline vec<double> load_in(const double* p) { return loadu(p); }
+inline vec<float> load_in(const F16* s) {
+  const uint16_t* p = reinterpret_cast<const uint16_t*>(s);
+#if defined(__AVX512F__)
+  return (vec<float>)_mm512_cvtph_ps(_mm256_loadu_si256((const __m256i*)p));
+#elif defined(__F16C__)
+  union { vec<float> v; __m256 h[2]; } u;
+  u.h[0] = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i*)p));
+  u.h[1] = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i*)(p + 8)));
+  return u.v;
+#else
+  vec<float> v;
+  for (int l = 0; l < 16; ++l) v[l] = f16_to_float(p[l]);
+  return v;
+#endif
+}
+inline vec<float> load_in(const BF16* s) {
+  const uint16_t* p = reinterpret_cast<const uint16_t*>(s);
+  vec<float> v;
+  for (int l = 0; l < 16; ++l) v[l] = bf16_to_float(p[l]);
+  return v;
+}
+template <class T, class A> inline vec<A> load_in_part(const T* p, int64_t k) {
+  if constexpr (sizeof(T) == sizeof(A)) {
+    return load_part(reinterpret_cast<const A*>(p), k);
+  } else {
+    T tmp[16] = {};
+    memcpy(tmp, p, (size_t)k * sizeof(T));
+    return load_in(tmp);
+  }
+}
+
+inline void store_out(float* p, vec<float> x) { storeu(p, x); }
+inline void store_out(double* p, vec<double> x) { storeu(p, x); }
+inline void store_out(F16* d, vec<float> x) {
+  uint16_t* p = reinterpret_cast<uint16_t*>(d);
+#if defined(__AVX512F__)
+  _mm256_storeu_si256((__m256i*)p, _mm512_cvtps_ph((__m512)x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+#elif defined(__F16C__)
+  union { vec<float> v; __m256 h[2]; } u{x};
+  _mm_storeu_si128((__m128i*)p, _mm256_cvtps_ph(u.h[0], _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+  _mm_storeu_si128((__m128i*)(p + 8), _mm256_cvtps_ph(u.h[1], _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+#else
+  for (int l = 0; l < 16; ++l) p[l] = float_to_f16(x[l]);
+#endif
+}
+inline void store_out(BF16* d, vec<float> x) {
+  uint16_t* p = reinterpret_cast<uint16_t*>(d);
+  for (int l = 0; l < 16; ++l) p[l] = float_to_bf16(x[l]);
+}
+template <class T, class A> inline void store_out_part(T* p, vec<A> x, int64_t k) {
+  if constexpr (sizeof(T) == sizeof(A)) {
+    store_part(reinterpret_cast<A*>(p), x, k);
+  } else {
+    T tmp[16];
+    store_out(tmp, x);
+    memcpy(p, tmp, (size_t)k * sizeof(T));
+  }
+}
+
+// x rounded to T and back (pytorch numerics' per-term rounding for halves).
+template <class T> inline vec<float> round_to(vec<float> x) {
+  T tmp[16];
+  store_out(tmp, x);
+  return load_in(tmp);
+}
+
+// ---- gathers: lanes base[idx[l]] (idx: N int32) ----------------------------
+inline vec<float> gather(const float* base, const int32_t* idx) {
+#if defined(__AVX512F__)
+  return (vec<float>)_mm512_i32gather_ps(_mm512_loadu_si512(idx), base, 4);
+#elif defined(__AVX2__)
+  union { vec<float> v; __m256 h[2]; } u;
+  u.h[0] = _mm256_i32gather_ps(base, _mm256_loadu_si256((const __m256i*)idx), 4);
+  u.h[1] = _mm256_i32gather_ps(base, _mm256_loadu_si256((const __m256i*)(idx + 8)), 4);
+  return u.v;
+#else
+  vec<float> v;
+  for (int l = 0; l < 16; ++l) v[l] = base[idx[l]];
+  return v;
+#endif
+}
+inline vec<double> gather(const double* base, const int32_t* idx) {
+#if defined(__AVX512F__)
+  return (vec<double>)_mm512_i32gather_pd(_mm256_loadu_si256((const __m256i*)idx), base, 8);
+#elif defined(__AVX2__)
+  union { vec<double> v; __m256d h[2]; } u;
+  u.h[0] = _mm256_i32gather_pd(base, _mm_loadu_si128((const __m128i*)idx), 8);
+  u.h[1] = _mm256_i32gather_pd(base, _mm_loadu_si128((const __m128i*)(idx + 4)), 8);
+  return u.v;
+#else
+  vec<double> v;
+  for (int l = 0; l < 8; ++l) v[l] = base[idx[l]];
+  return v;
+#endif
+}
+
+// ---- streaming a staged run of grad_input ------------------------------------
+// Whole aligned 64-byte lines with non-temporal stores, the ragged ends with
+// ordinary ones.
+inline void stream_copy(void* dst, const void* src, size_t bytes) {
+  char* d = static_cast<char*>(dst);
+  const char* s = static_cast<const char*>(src);
+  size_t head = (64 - ((uintptr_t)d & 63)) & 63;
+  if (head > bytes) head = bytes;
+  memcpy(d, s, head);
+  size_t i = head;
+#if defined(__AVX512F__)
+  for (; i + 64 <= bytes; i += 64) _mm512_stream_si512((__m512i*)(d + i), _mm512_loadu_si512(s + i));
+#elif defined(__AVX__)
+  for (; i + 64 <= bytes; i += 64) {
+    _mm256_stream_si256((__m256i*)(d + i), _mm256_loadu_si256((const __m256i*)(s + i)));
+    _mm256_stream_si256((__m256i*)(d + i + 32), _mm256_loadu_si256((const __m256i*)(s + i + 32)));
+  }
+#else
+  for (; i + 16 <= bytes; i += 16) _mm_stream_si128((__m128i*)(d + i), _mm_loadu_si128((const __m128i*)(s + i)));
+#endif
+  memcpy(d + i, s + i, bytes - i);
+}
+
+// ---- the unit -------------------------------------------------------------------
+template <class T, class A, bool PYTORCH>
+struct Unit {
+  static constexpr int N = simd<A>::n;
+  static constexpr bool kHalf = sizeof(T) == 2;
+
+  const BackwardJob& j;
+  const T* gout;
+  T* gin;
+  int64_t* tags;  // ring: the output row each slot holds (-1: none)
+  const A** rp;   // ring_slots row pointers
+  A* ring;
+  A* vsum;
+  T* stage;
+  int64_t ow_lo, ow_hi, x0, x1;
+
+  // The term of one grad_output vector with its divisor values.
+  static vec<A> term(vec<A> g, vec<A> d) {
+    if constexpr (!PYTORCH) {
+      return g * d;  // d holds the reciprocal
+    } else if constexpr (kHalf) {
+      return round_to<T>(g / d);  // T(float(g) / float(T(divisor)))
+    } else {
+      return g / d;
+    }
+  }
+
+  // q row of plane p, output row oy, into a slot: [lead) zeros, the block's
+  // output columns, zeros to the end.
+  void fill_slot(A* s, int64_t p, int64_t oy) {
+    const int64_t V = j.vec, n = (ow_hi - ow_lo) * V;
+    const T* g = gout + ((p * j.oh + oy) * j.ow + ow_lo) * V;
+    const A* div = static_cast<const A*>(j.div_values) + (int64_t)j.div_row[oy] * j.ow + ow_lo;
+    A* q = s + j.lead;
+    for (int64_t i = 0; i < j.lead; ++i) s[i] = A(0);
+    if (V == 1) {
+      int64_t i = 0;
+      for (; i + N <= n; i += N) storeu(q + i, term(load_in(g + i), loadu(div + i)));
+      if (i < n) store_part(q + i, term(load_in_part<T, A>(g + i, n - i), load_part(div + i, n - i)), n - i);
+    } else {
+      for (int64_t o = 0; o < ow_hi - ow_lo; ++o) {
+        const vec<A> d = zero<A>() + div[o];
+        const T* go = g + o * V;
+        A* qo = q + o * V;
+        int64_t c = 0;
+        for (; c + N <= V; c += N) storeu(qo + c, term(load_in(go + c), d));
+        if (c < V) store_part(qo + c, term(load_in_part<T, A>(go + c, V - c), d), V - c);
+      }
+    }
+    for (int64_t i = j.lead + n; i < j.slot; ++i) s[i] = A(0);
+  }
+
+  // The slot holding q row oy of plane p (computed if not there yet).
+  const A* slot_of(int64_t p, int64_t oy) {
+    const int64_t r = oy % j.ring_slots;
+    A* s = ring + r * j.slot;
+    const int64_t tag = p * j.oh + oy;
+    if (tags[r] != tag) {
+      fill_slot(s, p, oy);
+      tags[r] = tag;
+    }
+    return s;
+  }
+
+  // The rows input row y adds, and how many; fast numerics with several:
+  // their sum, as one row.
+  int64_t rows_of(int64_t p, int64_t y, const A** rows) {
+    const int64_t first = j.row_first[y], count = j.row_count[y];
+    for (int64_t r = 0; r < count; ++r) rows[r] = slot_of(p, first + r);
+    if (!j.presum || count < 2) return count;
+    for (int64_t i = 0; i < j.slot; i += N) {
+      vec<A> s = loadu(rows[0] + i);
+      for (int64_t r = 1; r < count; ++r) s += loadu(rows[r] + i);
+      storeu(vsum + i, s);
+    }
+    rows[0] = vsum;
+    return 1;
+  }
+
+  void store(T* dst, vec<A> acc, int64_t k) {
+    if (k == N) store_out(dst, acc);
+    else store_out_part<T, A>(dst, acc, k);
+  }
+
+  // Writes a finished run of n grad_input elements at dst from the staging
+  // buffer (nt) -- or nothing, when the kernel wrote dst directly.
+  void flush(T* dst, int64_t n) {
+    if (j.nt) stream_copy(dst, stage, (size_t)n * sizeof(T));
+  }
+
+  void zero_run(T* dst, int64_t n) {
+    if (j.nt) {
+      memset(stage, 0, (size_t)n * sizeof(T));
+      stream_copy(dst, stage, (size_t)n * sizeof(T));
+    } else {
+      memset(dst, 0, (size_t)n * sizeof(T));
+    }
+  }
+
+  // ---- NCHW, one input row: sums over the covering rows and columns -------
+  void nchw_row(const A* const* rows, int64_t nrows, T* out) {
+    const int64_t width = x1 - x0;
+    if (j.sw == 1) {
+      // Column x's taps are the slot's positions from x + pw - kw + 1 on.
+      const int64_t base = j.lead + x0 + j.pw - j.kw + 1 - ow_lo;
+      for (int64_t x = 0; x < width; x += N) {
+        vec<A> acc = zero<A>();
+        for (int64_t r = 0; r < nrows; ++r) {
+          const A* s = rows[r] + base + x;
+          for (int64_t t = 0; t < j.kw; ++t) acc += loadu(s + t);
+        }
+        store(out + x, acc, imin(N, width - x));
+      }
+    } else {
+      const int32_t* idx = j.col_index + x0;
+      for (int64_t x = 0; x < width; x += N) {
+        vec<A> acc = zero<A>();
+        for (int64_t r = 0; r < nrows; ++r)
+          for (int64_t t = 0; t < j.taps; ++t) acc += gather(rows[r], idx + t * j.index_stride + x);
+        store(out + x, acc, imin(N, width - x));
+      }
+    }
+  }
+
+  void run_rows(int64_t p, int64_t y0, int64_t y1) {
+    for (int64_t y = y0; y < y1; ++y) {
+      T* dst = gin + (p * j.h + y) * j.w + x0;
+      if (j.row_count[y] == 0) {
+        zero_run(dst, x1 - x0);
+        continue;
+      }
+      const int64_t nrows = rows_of(p, y, rp);
+      nchw_row(rp, nrows, j.nt ? stage : dst);
+      flush(dst, x1 - x0);
+    }
+  }
+
+  // ---- NCHW, stride >= kernel: spread each output row once, copy it ---------
+  void run_broadcast(int64_t p, int64_t y0, int64_t y1) {
+    const int64_t width = x1 - x0;
+    int64_t spread = -1;  // the output row whose spread `stage` holds
+    for (int64_t y = y0; y < y1; ++y) {
+      T* dst = gin + (p * j.h + y) * j.w + x0;
+      if (j.row_count[y] == 0) {
+        zero_run(dst, width);
+        spread = -1;
+        continue;
+      }
+      const int64_t oy = j.row_first[y];
+      if (spread != oy) {
+        const A* s = slot_of(p, oy);
+        const int32_t* idx = j.col_index + x0;
+        for (int64_t x = 0; x < width; x += N) store(stage + x, zero<A>() + gather(s, idx + x), imin(N, width - x));
+        spread = oy;
+      }
+      if (j.nt) stream_copy(dst, stage, (size_t)width * sizeof(T));
+      else memcpy(dst, stage, (size_t)width * sizeof(T));
+    }
+  }
+
+  // ---- per pixel, vec elements each (NHWC) --------------------------------------
+  void run_pixels(int64_t p, int64_t y0, int64_t y1) {
+    const int64_t V = j.vec;
+    for (int64_t y = y0; y < y1; ++y) {
+      T* dst = gin + ((p * j.h + y) * j.w + x0) * V;
+      const int64_t n = (x1 - x0) * V;
+      if (j.row_count[y] == 0) {
+        zero_run(dst, n);
+        continue;
+      }
+      const int64_t nrows = rows_of(p, y, rp);
+      T* out = j.nt ? stage : dst;
+      for (int64_t x = x0; x < x1; ++x) {
+        const int64_t first = (j.col_first[x] - ow_lo) * V + j.lead, count = j.col_count[x];
+        T* o = out + (x - x0) * V;
+        int64_t c = 0;
+        for (; c + 4 * N <= V; c += 4 * N) {
+          vec<A> a0 = zero<A>(), a1 = zero<A>(), a2 = zero<A>(), a3 = zero<A>();
+          for (int64_t r = 0; r < nrows; ++r)
+            for (int64_t t = 0; t < count; ++t) {
+              const A* s = rp[r] + first + t * V + c;
+              a0 += loadu(s);
+              a1 += loadu(s + N);
+              a2 += loadu(s + 2 * N);
+              a3 += loadu(s + 3 * N);
+            }
+          store_out(o + c, a0);
+          store_out(o + c + N, a1);
+          store_out(o + c + 2 * N, a2);
+          store_out(o + c + 3 * N, a3);
+        }
+        for (; c < V; c += N) {
+          const int64_t k = imin(N, V - c);
+          vec<A> a = zero<A>();
+          for (int64_t r = 0; r < nrows; ++r)
+            for (int64_t t = 0; t < count; ++t) a += load_part(rp[r] + first + t * V + c, k);
+          store(o + c, a, k);
+        }
+      }
+      flush(dst, n);
+    }
+  }
+};
+
+template <class T, class A, bool PYTORCH>
+void run_unit(const BackwardJob& j, const void* grad_output, void* grad_input, int64_t u, void* scratch) {
+  const int64_t b = u % j.blocks;
+  const int64_t rest = u / j.blocks;
+  const int64_t ru = rest % j.row_units, pu = rest / j.row_units;
+  const int64_t p0 = pu * j.planes_per_unit, p1 = imin(p0 + j.planes_per_unit, j.planes);
+  const int64_t y0 = ru * j.rows_per_unit, y1 = imin(y0 + j.rows_per_unit, j.h);
+
+  char* s = static_cast<char*>(scratch);
+  int64_t* tags = reinterpret_cast<int64_t*>(s);
+  s += backward_align64((size_t)j.ring_slots * sizeof(int64_t));
+  const A** rp = reinterpret_cast<const A**>(s);
+  s += backward_align64((size_t)j.ring_slots * sizeof(void*));
+  A* ring = reinterpret_cast<A*>(s);
+  s += (size_t)j.ring_slots * backward_align64((size_t)j.slot * sizeof(A));
+  A* vsum = reinterpret_cast<A*>(s);
+  s += backward_align64((size_t)j.slot * sizeof(A));
+  T* stage = reinterpret_cast<T*>(s);
+  for (int64_t r = 0; r < j.ring_slots; ++r) tags[r] = -1;
+
+  Unit<T, A, PYTORCH> unit{j, static_cast<const T*>(grad_output), static_cast<T*>(grad_input), tags, rp, ring, vsum, stage,
+                           j.block_ow[2 * b], j.block_ow[2 * b + 1], j.block_x[b], j.block_x[b + 1]};
+  for (int64_t p = p0; p < p1; ++p) {
+    switch (j.scheme) {
+      case kBackwardBroadcastRows: unit.run_broadcast(p, y0, y1); break;
+      case kBackwardRows: unit.run_rows(p, y0, y1); break;
+      default: unit.run_pixels(p, y0, y1); break;
+    }
+  }
+  if (j.nt) _mm_sfence();  // order the streamed stores before the caller's barrier
+}
+
+}  // namespace
+
+BackwardKernels backward_table() {
+  BackwardKernels k{AVGPOOL_CPU_ISA_NAME, {}};
+  k.run[0][0] = run_unit<float, float, false>;
+  k.run[0][1] = run_unit<float, float, true>;
+  k.run[1][0] = run_unit<F16, float, false>;
+  k.run[1][1] = run_unit<F16, float, true>;
+  k.run[2][0] = run_unit<BF16, float, false>;
+  k.run[2][1] = run_unit<BF16, float, true>;
+  k.run[3][0] = run_unit<double, double, false>;
+  k.run[3][1] = run_unit<double, double, true>;
+  return k;
+}
+
+}  // namespace AVGPOOL_CPU_ISA
+}  // namespace cpu
+}  // namespace avgpool

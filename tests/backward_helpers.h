@@ -1,0 +1,78 @@
+// Helpers shared by the backward tests: the backward golden file, a guarded
+// grad_input buffer, and running one backward implementation by name.
+#pragma once
+
+#include <doctest/doctest.h>
+#include <stdint.h>
+
+#include <string>
+#include <vector>
+
+#include "avgpool/avgpool.h"
+#include "golden_file.h"
+#include "tensor_util.h"
+
+inline const avgpool_support::GoldenBackwardFile& golden_backward() {
+  std::string error;
+  const avgpool_support::GoldenBackwardFile* file = avgpool_support::default_golden_backward(&error);
+  REQUIRE_MESSAGE(file != nullptr, error);
+  return *file;
+}
+
+// A buffer with poisoned guard bands on both sides; the inside poisoned too
+// (so an element left unwritten shows).
+struct GuardedBuffer {
+  static constexpr int64_t kGuard = 64;  // elements each side
+  std::vector<unsigned char> bytes;
+  int64_t esize = 0, count = 0;
+  GuardedBuffer(avgpool_dtype dtype, int64_t n) : esize(avgpool_support::element_size(dtype)), count(n) {
+    bytes.resize((size_t)((n + 2 * kGuard) * esize));
+    avgpool_support::poison(bytes.data(), (int64_t)bytes.size());
+  }
+  void* data() { return bytes.data() + kGuard * esize; }
+  const void* data() const { return bytes.data() + kGuard * esize; }
+  bool guards_intact() const {
+    return avgpool_support::is_poisoned(bytes.data(), kGuard * esize) &&
+           avgpool_support::is_poisoned(bytes.data() + (kGuard + count) * esize, kGuard * esize);
+  }
+};
+
+// The backend an implementation name belongs to.
+inline avgpool_backend backend_of_impl(const std::string& impl) {
+  if (impl.rfind("cpu:", 0) == 0) return AVGPOOL_BACKEND_CPU;
+  if (impl.rfind("cuda:", 0) == 0) return AVGPOOL_BACKEND_CUDA;
+  return AVGPOOL_BACKEND_REFERENCE;
+}
+
+// Runs backward implementation `impl` (forced; the forward is its backend's
+// AUTO choice) on p and grad_output into out; false when it declines.
+inline bool run_backward_impl(const std::string& impl, avgpool_params p, const void* grad_output, void* out) {
+  p.backend = backend_of_impl(impl);
+  avgpool_plan* plan = nullptr;
+  const avgpool_status s = avgpool_plan_create_with_impls(&p, nullptr, impl.c_str(), &plan);
+  if (s == AVGPOOL_ERROR_UNSUPPORTED) return false;
+  REQUIRE_MESSAGE(s == AVGPOOL_SUCCESS, impl << ": " << avgpool_last_error_message());
+  const char* chosen = nullptr;
+  REQUIRE(avgpool_plan_backward_impl_name(plan, &chosen) == AVGPOOL_SUCCESS);
+  CHECK(impl == chosen);
+  const avgpool_status e = avgpool_plan_backward(plan, grad_output, out, nullptr);
+  CHECK_MESSAGE(e == AVGPOOL_SUCCESS, impl << ": " << avgpool_last_error_message());
+  avgpool_plan_destroy(plan);
+  return true;
+}
+
+// A dense NCHW float tensor of dims d converted to dtype and layout.
+inline std::vector<unsigned char> to_tensor(const std::vector<float>& nchw, const int64_t d[4], avgpool_dtype dtype,
+                                            avgpool_layout layout) {
+  const int64_t es = avgpool_support::element_size(dtype);
+  std::vector<unsigned char> out((size_t)(d[0] * d[1] * d[2] * d[3] * es));
+  for (int64_t n = 0; n < d[0]; ++n)
+    for (int64_t c = 0; c < d[1]; ++c)
+      for (int64_t y = 0; y < d[2]; ++y)
+        for (int64_t x = 0; x < d[3]; ++x) {
+          const int64_t i = ((n * d[1] + c) * d[2] + y) * d[3] + x;
+          avgpool_support::store_double(dtype, out.data(), avgpool_support::dense_index(layout, d, n, c, y, x),
+                                        nchw[(size_t)i]);
+        }
+  return out;
+}
