@@ -16,6 +16,8 @@ extern const Impl kNchwStrideEqImpl;      // nchw_stride_eq.cu
 extern const Impl kNhwcTileStreamImpl;    // nhwc_tile_stream.cu
 extern const Impl kNhwcColumnWalkImpl;    // nhwc_column_walk.cu
 extern const Impl kAnyDirectImpl;         // any_direct.cu
+extern const Impl kBackwardBroadcastImpl; // backward_broadcast.cu
+extern const Impl kBackwardGatherImpl;    // backward_gather.cu
 
 // Outputs one block of cuda:nchw_tiled computes on problem (0 when it
 // declines it): the policy passes over tiles too small to pay for themselves.

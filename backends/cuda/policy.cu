@@ -1,8 +1,9 @@
 // The CUDA backend's AUTO policy: for a problem, the implementations to try,
 // best first. Plan creation initialises them in this order and keeps the
-// first that accepts; an implementation that declines says why. Every rule
-// below names the measurement behind it (H200, f32 unless said, 2026-11-29;
-// docs/cuda.md has the tables).
+// first that accepts; an implementation that declines says why. Every
+// forward rule below names the measurement behind it (H200, f32 unless said,
+// 2026-11-29; docs/cuda.md has the tables); the backward order follows from
+// what each implementation must move and compute, as its comment says.
 #include "common.cuh"
 #include "impls.h"
 
@@ -12,7 +13,8 @@ namespace {
 
 const Impl* const kImpls[] = {&kNchwRowStreamImpl, &kNchwVecColumnWalkImpl, &kNchwColumnWalkImpl,
                               &kNchwTiledImpl,     &kNchwRowBulkImpl,       &kNchwStrideEqImpl,
-                              &kNhwcTileStreamImpl, &kNhwcColumnWalkImpl,   &kAnyDirectImpl};
+                              &kNhwcTileStreamImpl, &kNhwcColumnWalkImpl,   &kAnyDirectImpl,
+                              &kBackwardBroadcastImpl, &kBackwardGatherImpl};
 
 // Threads of one cuda:nchw_tiled block: tiles of fewer than two outputs per
 // thread do not pay for themselves.
@@ -78,7 +80,20 @@ size_t auto_order(const Problem& q, const DeviceInfo& device, Direction directio
       if (out[i] == impl) return;
     if (n < cap) out[n++] = impl;
   };
-  if (direction != Direction::kForward) return 0;
+  if (direction == Direction::kBackward) {
+    // Windows that do not overlap (stride >= kernel on both axes): each
+    // grad_input element takes at most one term, so cuda:backward_broadcast
+    // computes a window row's values once and then only streams 16-byte
+    // stores of them (and zeros) - one write per element, no per-element
+    // gather of windows, which is all a pass that writes 121 times more than
+    // it reads (the seed) can do. It declines axes of 2^28 or more and rows
+    // of 2^30 elements, which the gather takes.
+    if (q.sh >= q.kh && q.sw >= q.kw) add(&kBackwardBroadcastImpl);
+    // Overlapping windows (and the rest): each element gathers its windows'
+    // terms, computed once per window row and column walk.
+    add(&kBackwardGatherImpl);
+    return n;
+  }
   if (q.layout == AVGPOOL_LAYOUT_NCHW) {
     if (row_stream_wanted(q)) add(&kNchwRowStreamImpl);
     add(&kNchwVecColumnWalkImpl);  // fast numerics, 3x3/5x5/7x7 at stride 1

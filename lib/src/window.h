@@ -43,6 +43,40 @@ AVGPOOL_HD AxisWindowOf<I> axis_window_of(I out_index, I size, I kernel, I strid
   return w;
 }
 
+// True if input index `in` is one of the inputs window `out_index` sums.
+template <typename I>
+AVGPOOL_HD bool axis_window_holds(I out_index, I in, I size, I kernel, I stride, I pad) {
+  const AxisWindowOf<I> w = axis_window_of<I>(out_index, size, kernel, stride, pad);
+  return w.begin <= in && in < w.end;
+}
+
+// The backward's inverse of axis_window_of: the outputs [first, last] whose
+// windows hold input index `in` (0 <= in < size) along one axis, in
+// ascending order; empty when first > last. Window o starts at
+// o * stride - pad and, for an index inside the input, holds it exactly when
+// start <= in < start + kernel (clipping to the input or, in ceil mode, to
+// size + pad changes the window's divisor, never whether it holds an index
+// of [0, size)). Both ends are confirmed with axis_window_of.
+template <typename I>
+struct AxisOutputsOf {
+  I first, last;
+};
+
+template <typename I>
+AVGPOOL_HD AxisOutputsOf<I> axis_outputs_of(I in, I size, I out_size, I kernel, I stride, I pad) {
+  const I hi = in + pad;  // >= 0
+  I last = hi / stride;   // the last window starting at or before `in`
+  if (last > out_size - 1) last = out_size - 1;
+  const I lo = hi - kernel + 1;  // the first window must start at or after in - kernel + 1
+  I first = lo <= 0 ? I(0) : (lo + stride - 1) / stride;
+  while (first <= last && !axis_window_holds<I>(first, in, size, kernel, stride, pad)) ++first;
+  while (last >= first && !axis_window_holds<I>(last, in, size, kernel, stride, pad)) --last;
+  AxisOutputsOf<I> r;
+  r.first = first;
+  r.last = last;
+  return r;
+}
+
 AVGPOOL_HD AxisWindow axis_window(int64_t out_index, int64_t size, int64_t kernel,
                                   int64_t stride, int64_t pad) {
   return axis_window_of<int64_t>(out_index, size, kernel, stride, pad);

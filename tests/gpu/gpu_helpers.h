@@ -21,8 +21,25 @@ namespace gpu_test {
     if (e_ != cudaSuccess) FAIL(#expr << ": " << cudaGetErrorString(e_));              \
   } while (0)
 
-// The CUDA implementations this build registers (names starting "cuda:").
-inline std::vector<std::string> cuda_impl_names() { return avgpool_support::impl_names("cuda:"); }
+// The CUDA implementations of one direction this build registers (names
+// starting "cuda:"), in dispatch order.
+inline std::vector<std::string> cuda_impl_names_of(bool backward) {
+  std::vector<std::string> names;
+  int64_t count = 0;
+  avgpool_impl_count(&count);
+  for (int64_t i = 0; i < count; ++i) {
+    const char* name = nullptr;
+    int is_backward = 0;
+    if (avgpool_impl_name(i, &name) == AVGPOOL_SUCCESS && avgpool_impl_is_backward(i, &is_backward) == AVGPOOL_SUCCESS &&
+        (is_backward != 0) == backward && strncmp(name, "cuda:", 5) == 0)
+      names.push_back(name);
+  }
+  return names;
+}
+// The forward ones (what avgpool_plan_create_with_impl forces).
+inline std::vector<std::string> cuda_impl_names() { return cuda_impl_names_of(false); }
+// The backward ones (forced with avgpool_plan_create_with_impls).
+inline std::vector<std::string> cuda_backward_impl_names() { return cuda_impl_names_of(true); }
 
 // A device allocation of `bytes` at byte offset `offset` (to test unaligned
 // pointers) with kGuard poisoned bytes on either side.

@@ -35,7 +35,23 @@ namespace reliability_gpu {
     REQUIRE_MESSAGE(e_ == cudaSuccess, #expr << ": " << cudaGetErrorString(e_));   \
   } while (0)
 
-std::vector<std::string> cuda_impls() { return avgpool_support::impl_names("cuda:"); }
+// The forward CUDA implementations (the backward ones run through
+// avgpool_plan_backward: tests/gpu/test_backward_gpu.cpp).
+std::vector<std::string> cuda_impls() {
+  std::vector<std::string> names;
+  for (const std::string& name : avgpool_support::impl_names("cuda:")) {
+    int64_t count = 0;
+    avgpool_impl_count(&count);
+    for (int64_t i = 0; i < count; ++i) {
+      const char* n = nullptr;
+      int backward = 0;
+      if (avgpool_impl_name(i, &n) == AVGPOOL_SUCCESS && name == n && avgpool_impl_is_backward(i, &backward) == AVGPOOL_SUCCESS &&
+          !backward)
+        names.push_back(name);
+    }
+  }
+  return names;
+}
 
 // A device allocation freed on scope exit.
 struct DeviceBuffer {

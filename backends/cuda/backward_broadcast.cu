@@ -1,0 +1,285 @@
+// cuda:backward_broadcast - the backward (grad_input from grad_output) of
+// pooling whose windows do not overlap: stride >= kernel on both axes, any
+// padding, ceil_mode and divisor, NCHW and NHWC, every dtype, both numerics.
+//
+// Every grad_input element lies in at most one window, so it is that
+// window's one term, g / d (tests/data/README.md, "Backward"), or exactly 0
+// where no window covers it (a stride beyond the kernel, rows and columns
+// dropped at the end). grad_input is about sh * sw times the size of
+// grad_output (121 times on the seed case), so the pass is write-bound: the
+// kernel computes each value once per band and then only streams stores.
+//
+// A grad_input row is W elements (NCHW, one plane) or W * C (NHWC, one
+// batch item: pixels of C channels). Output row oh owns the band of input
+// rows from its window's first row to the next window's first row (the last
+// band runs to H): the rows of its window, then the rows no window covers.
+// Every row of a band's window holds the same values, so a work item - one
+// band, one column chunk of its rows - computes the chunk's values once into
+// registers and writes them to each window row, and zeros to the uncovered
+// rows. A group of `group` lanes (a power of two up to the block) takes an
+// item; a lane owns up to kMaxUnits units of the chunk (16-byte vectors, or
+// single elements in the scalar variant) at stride `group`, so each store
+// instruction of a group covers consecutive units of a row. Groups take
+// consecutive items (chunks, then bands, then planes), so a group writes one
+// contiguous stretch of grad_input at a time. Narrow rows pack several items
+// into a block (rows of 7 elements: groups of 8 lanes).
+//
+// The vector variant needs rows of whole vectors in one plane or pixel:
+// NCHW rows of a 16-byte multiple (W % V == 0) or NHWC pixels of a 16-byte
+// multiple (C % V == 0, one g vector per unit), and both pointers 16-byte
+// aligned; the scalar variant (same mapping, one element per unit) takes the
+// rest. Axes, kernels, strides and paddings in int32 (axes_fit_int32), rows
+// below 2^30 elements; offsets of rows and planes in 64 bits (the seed's
+// grad_input has 2^32 elements).
+#include <algorithm>
+#include <type_traits>
+
+#include "backward_common.cuh"
+#include "impls.h"
+
+namespace avgpool {
+namespace cuda {
+namespace {
+
+constexpr const char* kName = "cuda:backward_broadcast";
+constexpr int kThreads = 256;
+constexpr int kMaxUnits = 4;   // units per lane and item
+constexpr int kMinBlocks = 4;  // blocks per SM the registers are planned for (64 registers)
+
+struct BroadcastArgs : Geometry {
+  int64_t c;          // channels
+  int row_len;        // elements of a grad_input row: w (NCHW) or w * c (NHWC)
+  int units;          // units of a row: row_len / elements per unit
+  int group;          // lanes per item: a power of two dividing kThreads
+  int lane_units;     // units per lane, at most kMaxUnits
+  int chunks;         // column chunks per row, group * lane_units units each
+  int64_t items;      // rows' outer index (planes or n) * oh * chunks
+  int64_t per_group;  // consecutive items each group takes
+};
+
+// The value of grad_input element x (channel c) of a row of the band of
+// output row oh: the one term of window (oh, ow) when it holds x, else 0.
+// g_row is grad_output's row oh (channel 0); row_factor its row's divisor
+// factor.
+template <typename T, bool PYT>
+__device__ __forceinline__ T element_value(const BroadcastArgs& a, const T* g_row, int64_t row_factor, int x,
+                                           int ow, int c, int cin) {
+  using E = Elem<T>;
+  using A = typename E::acc_t;
+  A v = A(0);
+  if (ow < (int)a.ow) {
+    const AxisWindowOf<int> cw = axis_window_of<int>(ow, (int)a.w, (int)a.kw, (int)a.sw, (int)a.pw);
+    if (cw.begin <= x && x < cw.end) {
+      const int64_t d = divisor_from_factors(row_factor, axis_divisor_factor(cw, a.include_pad), a.divisor_override);
+      v = A(0) + backward_term<T, PYT>(load1<false>(g_row + (int64_t)ow * cin + c), d);
+    }
+  }
+  return E::from_acc(v);
+}
+
+// The values of unit u of a row of the band of output row oh.
+template <typename T, bool NHWC, bool VEC, bool PYT>
+__device__ __forceinline__ typename std::conditional<VEC, Vec16<T>, T>::type unit_values(
+    const BroadcastArgs& a, const T* g_row, int64_t row_factor, int u) {
+  using E = Elem<T>;
+  using A = typename E::acc_t;
+  constexpr int V = vec_of<T>();
+  const int sw = (int)a.sw, pw = (int)a.pw;
+  const int cin = NHWC ? (int)a.c : 1;
+  if constexpr (!VEC) {
+    const int x = NHWC ? u / cin : u;
+    const int c = NHWC ? u - x * cin : 0;
+    return element_value<T, PYT>(a, g_row, row_factor, x, (x + pw) / sw, c, cin);
+  } else if constexpr (!NHWC) {
+    // V consecutive columns: the window index advances with a running
+    // remainder instead of a division per element.
+    Vec16<T> out;
+    int x = u * V;
+    int ow = (x + pw) / sw;
+    int r = x + pw - ow * sw;
+#pragma unroll
+    for (int k = 0; k < V; ++k) {
+      if (k > 0) {
+        ++x;
+        if (++r == sw) {
+          r = 0;
+          ++ow;
+        }
+      }
+      out.v[k] = element_value<T, PYT>(a, g_row, row_factor, x, ow, 0, 1);
+    }
+    return out;
+  } else {
+    // V consecutive channels of one pixel (c % V == 0): one window, one
+    // 16-byte load of grad_output.
+    const int e = u * V;
+    const int x = e / cin;
+    const int c0 = e - x * cin;
+    const int ow = (x + pw) / sw;
+    if (ow < (int)a.ow) {
+      const AxisWindowOf<int> cw = axis_window_of<int>(ow, (int)a.w, (int)a.kw, sw, pw);
+      if (cw.begin <= x && x < cw.end) {
+        const int64_t d =
+            divisor_from_factors(row_factor, axis_divisor_factor(cw, a.include_pad), a.divisor_override);
+        const Vec16<T> g = load16<false>(g_row + (int64_t)ow * cin + c0);
+        Vec16<T> out;
+#pragma unroll
+        for (int k = 0; k < V; ++k) out.v[k] = E::from_acc(A(0) + backward_term<T, PYT>(g.v[k], d));
+        return out;
+      }
+    }
+    return zero16<T>();
+  }
+}
+
+// Each group of a.group lanes takes a.per_group consecutive items (column
+// chunk fastest, then output row, then plane / batch item): for each, the
+// lane computes the values of its units of the chunk once, then stores them
+// to every row of the band's window and zeros to the band's other rows.
+// T: element type; NHWC: layout; VEC: 16-byte units (else single
+// elements); PYT: PyTorch's numerics (backward_term).
+template <typename T, bool NHWC, bool VEC, bool PYT>
+__global__ void __launch_bounds__(kThreads, kMinBlocks)
+broadcast_kernel(const T* __restrict__ gout, T* __restrict__ gin, BroadcastArgs a) {
+  // Units travel as their bits (float4 or the element's integer), so the
+  // per-unit values stay in registers through the stores.
+  using Bits = typename std::conditional<VEC, float4, typename Elem<T>::bits_t>::type;
+  constexpr int V = VEC ? vec_of<T>() : 1;
+  const int lane = (int)threadIdx.x & (a.group - 1);
+  const int64_t group = (int64_t)blockIdx.x * (kThreads / a.group) + (int)threadIdx.x / a.group;
+  int64_t item = group * a.per_group;
+  const int64_t item_end = item + a.per_group < a.items ? item + a.per_group : a.items;
+  if (item >= item_end) return;
+  const int h = (int)a.h, oh_count = (int)a.oh, kh = (int)a.kh, sh = (int)a.sh, ph = (int)a.ph;
+  const int64_t cin = NHWC ? a.c : 1;
+  Bits zero;
+  memset(&zero, 0, sizeof zero);  // +0 in every dtype
+
+  int chunk = (int)(item % a.chunks);
+  const int64_t rest = item / a.chunks;
+  int oh = (int)(rest % a.oh);
+  int64_t outer = rest / a.oh;
+  for (; item < item_end; ++item) {
+    const AxisWindowOf<int> rw = axis_window_of<int>(oh, h, kh, sh, ph);
+    // The band: from this window's first row to the next window's.
+    const int band_end = oh + 1 < oh_count ? axis_window_of<int>(oh + 1, h, kh, sh, ph).begin : h;
+    const int64_t row_factor = axis_divisor_factor(rw, a.include_pad);
+    const T* g_row = gout + (outer * a.oh + oh) * a.ow * cin;
+    const int u0 = chunk * a.group * a.lane_units + lane;
+    Bits vals[kMaxUnits];
+#pragma unroll
+    for (int j = 0; j < kMaxUnits; ++j) {
+      const int u = u0 + j * a.group;
+      vals[j] = zero;
+      if (j < a.lane_units && u < a.units) {
+        const auto v = unit_values<T, NHWC, VEC, PYT>(a, g_row, row_factor, u);
+        memcpy(&vals[j], &v, sizeof v);
+      }
+    }
+    T* row = gin + (outer * a.h + rw.begin) * (int64_t)a.row_len;
+    for (int y = rw.begin; y < band_end; ++y, row += a.row_len) {
+      const bool covered = y < rw.end;
+#pragma unroll
+      for (int j = 0; j < kMaxUnits; ++j) {
+        const int u = u0 + j * a.group;
+        if (j < a.lane_units && u < a.units)
+          __stcs(reinterpret_cast<Bits*>(row + (int64_t)u * V), covered ? vals[j] : zero);
+      }
+    }
+    if (++chunk == a.chunks) {
+      chunk = 0;
+      if (++oh == oh_count) {
+        oh = 0;
+        ++outer;
+      }
+    }
+  }
+}
+
+// ---- host ------------------------------------------------------------------------------
+int pow2_at_least(int64_t v) {
+  int p = 1;
+  while (p < v && p < kThreads) p *= 2;
+  return p;
+}
+
+// Fills the work split of c->args for units of `unit` elements and picks
+// the kernel.
+template <typename T, bool VEC, bool PYT>
+avgpool_status choose_kernel(const Problem& q, KernelConfig<BroadcastArgs>* c, const DeviceInfo& device,
+                             Decline* why) {
+  BroadcastArgs& a = c->args;
+  const int64_t unit = VEC ? vec_of<T>() : 1;
+  a.units = (int)(a.row_len / unit);
+  // Narrow rows: one lane per unit, a unit per lane (one store instruction
+  // per row covers the row); wide rows: whole blocks, up to kMaxUnits each.
+  a.group = pow2_at_least(a.units);
+  a.lane_units = (int)std::min<int64_t>(kMaxUnits, ceil_div(a.units, a.group));
+  a.chunks = (int)ceil_div(a.units, (int64_t)a.group * a.lane_units);
+  a.items = (q.layout == AVGPOOL_LAYOUT_NHWC ? q.n : q.planes()) * q.oh * a.chunks;
+  const int64_t groups_per_block = kThreads / a.group;
+  auto use = [&](auto nhwc) {
+    return use_kernel<BroadcastArgs, T, broadcast_kernel<T, decltype(nhwc)::value, VEC, PYT>>(
+        c, "broadcast_kernel", kThreads, 0, GridShape{ceil_div(a.items, groups_per_block), true}, device, why);
+  };
+  const avgpool_status s =
+      q.layout == AVGPOOL_LAYOUT_NHWC ? use(std::true_type{}) : use(std::false_type{});
+  if (s != AVGPOOL_SUCCESS) return s;
+  a.per_group = ceil_div(a.items, (int64_t)c->grid * groups_per_block);
+  return AVGPOOL_SUCCESS;
+}
+
+avgpool_status init(const Problem& q, const DeviceInfo& device, ConfigPtr* config, Decline* why) {
+  if (q.sh < q.kh || q.sw < q.kw)
+    return decline(why, AVGPOOL_ERROR_UNSUPPORTED,
+                   "%s needs stride >= kernel on both axes (windows that do not overlap); cuda:backward_gather "
+                   "takes overlapping windows",
+                   kName);
+  if (!axes_fit_int32(q))
+    return decline(why, AVGPOOL_ERROR_UNSUPPORTED, "%s: an axis, kernel, stride or padding of 2^28 or more",
+                   kName);
+  const bool nhwc = q.layout == AVGPOOL_LAYOUT_NHWC;
+  const int64_t row_len = nhwc ? q.w * q.c : q.w;
+  if (row_len >= (int64_t(1) << 30))
+    return decline(why, AVGPOOL_ERROR_UNSUPPORTED, "%s: grad_input rows of %lld elements (below 2^30)", kName,
+                   (long long)row_len);
+  const int64_t V = 16 / q.element_size;
+  const bool vec_shape = nhwc ? q.c % V == 0 : q.w % V == 0;
+  // The vector configuration where the shape allows it and, for pointers
+  // that are not 16-byte aligned, the same split with one element per unit.
+  std::unique_ptr<KernelConfig<BroadcastArgs>> variants[2];
+  for (int vec = vec_shape ? 1 : 0; vec >= 0; --vec) {
+    auto c = new_config<BroadcastArgs>(q, device);
+    c->args.c = q.c;
+    c->args.row_len = (int)row_len;
+    const avgpool_status s =
+        dispatch_dtype_flag(q.dtype, q.numerics == AVGPOOL_NUMERICS_PYTORCH, [&](auto zero, auto pyt) {
+          using T = decltype(zero);
+          return vec == 1 ? choose_kernel<T, true, decltype(pyt)::value>(q, c.get(), device, why)
+                          : choose_kernel<T, false, decltype(pyt)::value>(q, c.get(), device, why);
+        });
+    if (s != AVGPOOL_SUCCESS) return s;
+    variants[vec] = std::move(c);
+  }
+  if (vec_shape) {
+    variants[1]->vec_align = 16;
+    variants[1]->unaligned = std::move(variants[0]);
+    *config = std::move(variants[1]);
+  } else {
+    *config = std::move(variants[0]);
+  }
+  return AVGPOOL_SUCCESS;
+}
+
+}  // namespace
+
+const Impl kBackwardBroadcastImpl = {
+    /* .name      = */ kName,
+    /* .backend   = */ AVGPOOL_BACKEND_CUDA,
+    /* .direction = */ Direction::kBackward,
+    /* .init      = */ init,
+    /* .execute   = */ execute_config,
+};
+
+}  // namespace cuda
+}  // namespace avgpool
