@@ -12,7 +12,7 @@ the package holds its own copy, and $AVGPOOL_LIBRARY names another.
 """
 import sys as _sys
 
-from . import _core, _lib
+from . import _core, _lib, _numpy
 from ._lib import (AvgpoolError, BackendUnavailableError, DeviceError, InternalError, InvalidArgumentError,
                    OutOfMemoryError, UnsupportedError, library_path, library_version)
 
@@ -60,7 +60,6 @@ def avg_pool2d(x, kernel_size, stride=None, padding=0, ceil_mode=False, count_in
     api = _torch_api(x)
     if api is not None:
         return api._avg_pool2d_normalized(x, args, numerics, backend, out)
-    from . import _numpy
     return _numpy.avg_pool2d(x, args, numerics, backend, out)
 
 
@@ -76,7 +75,6 @@ def avg_pool2d_backward(grad_output, input_shape, kernel_size, stride=None, padd
     api = _torch_api(grad_output)
     if api is not None:
         return api._avg_pool2d_backward_normalized(grad_output, input_shape, args, numerics, backend, out)
-    from . import _numpy
     return _numpy.avg_pool2d_backward(grad_output, input_shape, args, numerics, backend, out)
 
 

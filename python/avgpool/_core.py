@@ -56,6 +56,9 @@ def pool_args(kernel_size, stride, padding, ceil_mode, count_include_pad, diviso
     return kernel, stride, padding, bool(ceil_mode), bool(count_include_pad), divisor_override
 
 
+NUMERICS_FAST = _lib.NUMERICS_FAST
+
+
 def numerics_code(numerics):
     try:
         return _lib.NUMERICS[numerics]
@@ -89,7 +92,8 @@ class PlanCache:
     layout, backend, numerics, device). Thread-safe: lookups hold a lock;
     a plan is created outside it (two threads missing the same key at once
     may both create one; the first inserted is kept). An evicted plan is
-    destroyed once no caller still holds it."""
+    destroyed once no caller still holds it: a thread executing it keeps it
+    alive."""
 
     def __init__(self, capacity=256):
         self._lock = threading.Lock()
@@ -98,15 +102,20 @@ class PlanCache:
         self._hits = 0
         self._misses = 0
 
-    def get(self, key, create):
+    def get(self, key):
+        """The plan for key (now the most recently used), or None."""
         with self._lock:
             plan = self._plans.get(key)
-            if plan is not None:
-                self._plans.move_to_end(key)
-                self._hits += 1
-                return plan
-            self._misses += 1
-        plan = create()
+            if plan is None:
+                self._misses += 1
+                return None
+            self._plans.move_to_end(key)
+            self._hits += 1
+            return plan
+
+    def put(self, key, plan):
+        """Inserts plan unless another thread inserted one for key first;
+        returns the plan to use."""
         with self._lock:
             existing = self._plans.get(key)
             if existing is not None:
@@ -143,17 +152,18 @@ def get_plan(in_dims, args, dtype, layout, backend, numerics, device=-1, guard=N
     """The cached plan for a problem; created (inside ``guard``, a context
     manager making the device current, for CUDA) on a miss."""
     key = (in_dims, args, dtype, layout, backend, numerics, device)
-
-    def create():
-        kernel, stride, padding, ceil_mode, include_pad, divisor = args
-        params = _lib.make_params(in_dims, kernel, stride, padding, ceil_mode, include_pad, divisor,
-                                  dtype, layout, backend, numerics)
-        if guard is None:
-            return _lib.Plan(params)
+    plan = cache.get(key)
+    if plan is not None:
+        return plan
+    kernel, stride, padding, ceil_mode, include_pad, divisor = args
+    params = _lib.make_params(in_dims, kernel, stride, padding, ceil_mode, include_pad, divisor,
+                              dtype, layout, backend, numerics)
+    if guard is None:
+        plan = _lib.Plan(params)
+    else:
         with guard():
-            return _lib.Plan(params)
-
-    return cache.get(key, create)
+            plan = _lib.Plan(params)
+    return cache.put(key, plan)
 
 
 def output_size(size, kernel, stride, padding, ceil_mode):
@@ -169,3 +179,24 @@ def output_size(size, kernel, stride, padding, ceil_mode):
             out = out - 1
         return out
     return (size + 2 * padding - kernel) // stride + 1
+
+
+def channels_last_strides(sizes, strides):
+    """PyTorch's is_channels_last_strides_2d for a 4-D tensor, what
+    suggest_memory_format reads: whether the strides order the dimensions
+    C, W, H, N from the fastest (a dimension of size 1 does not grow the
+    next stride). Ambiguous cases resolve as PyTorch resolves them: a zero
+    channel stride, or an N stride equal to the channel stride (N111
+    tensors) mean NCHW. Works on torch.compile's symbolic sizes."""
+    if strides[1] == 0:
+        return False
+    smallest = 0
+    for d in (1, 3, 2, 0):
+        if sizes[d] == 0 or strides[d] < smallest:
+            return False
+        if d == 0 and smallest == strides[1]:
+            return False
+        smallest = strides[d]
+        if sizes[d] > 1:
+            smallest = smallest * sizes[d]
+    return True

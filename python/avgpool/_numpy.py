@@ -1,10 +1,15 @@
 """numpy arrays: host memory, so the CPU backend (or the reference)."""
+import ctypes
+
 import numpy as np
 
 from . import _core, _lib
 
 _DTYPES = {np.dtype(np.float32): _lib.DTYPE_F32, np.dtype(np.float16): _lib.DTYPE_F16,
            np.dtype(np.float64): _lib.DTYPE_F64}
+_HOST_BACKENDS = {"auto": _lib.BACKEND_CPU, "cpu": _lib.BACKEND_CPU, "reference": _lib.BACKEND_REFERENCE}
+_addressof = ctypes.addressof
+_char_at = ctypes.c_char.from_buffer
 
 
 def dtype_code(dtype):
@@ -22,13 +27,25 @@ def dtype_code(dtype):
 
 
 def host_backend(backend):
-    code = _core.backend_code(backend)
-    if code == _lib.BACKEND_AUTO:
-        return _lib.BACKEND_CPU
-    if code == _lib.BACKEND_CUDA:
+    code = _HOST_BACKENDS.get(backend) if isinstance(backend, str) else None
+    if code is not None:
+        return code
+    if _core.backend_code(backend) == _lib.BACKEND_CUDA:
         raise ValueError("backend 'cuda' needs device memory: numpy arrays live on the host "
                          "(use 'auto', 'cpu' or 'reference', or pass a CUDA torch tensor)")
-    return code
+    raise AssertionError(backend)  # backend_code raised for any other name
+
+
+def _address(a):
+    """The address of a dense array's first element (ctypes' buffer view
+    where numpy allows one: several times cheaper than a.ctypes.data)."""
+    flags = a.flags
+    if flags.c_contiguous and flags.writeable and a.size and a.dtype.isbuiltin:
+        try:
+            return _addressof(_char_at(a))
+        except (BufferError, TypeError, ValueError):
+            pass
+    return a.ctypes.data
 
 
 def _is_nhwc_dense(a):
@@ -48,24 +65,31 @@ def _prepare(x, what):
     a dense NHWC buffer's are NHWC; anything else is copied to C order."""
     if not isinstance(x, np.ndarray):
         raise TypeError(f"avg_pool2d: {what} must be a numpy array or a torch tensor, not {type(x).__name__}")
-    code = dtype_code(x.dtype)
+    code = _DTYPES.get(x.dtype)
     if code is None:
-        x = x.astype(x.dtype.newbyteorder("="))
-        code = _DTYPES[x.dtype]
-    if x.ndim == 4 and not x.flags.c_contiguous and x.flags.aligned and _is_nhwc_dense(x):
+        code = dtype_code(x.dtype)
+        if code is None:
+            x = x.astype(x.dtype.newbyteorder("="))
+            code = _DTYPES[x.dtype]
+    flags = x.flags
+    if flags.c_contiguous and flags.aligned:
+        return x, _lib.LAYOUT_NCHW, code
+    if x.ndim == 4 and flags.aligned and _is_nhwc_dense(x):
         return x, _lib.LAYOUT_NHWC, code
-    if not (x.flags.c_contiguous and x.flags.aligned):
-        x = np.ascontiguousarray(x)
-        if not x.flags.aligned:
-            x = x.copy()
+    x = np.ascontiguousarray(x)
+    if not x.flags.aligned:
+        x = x.copy()
     return x, _lib.LAYOUT_NCHW, code
 
 
 def _empty(dims, dtype, layout):
+    """A new result: (the array as N, C, H, W, its address)."""
     if layout == _lib.LAYOUT_NHWC:
         n, c, h, w = dims
-        return np.empty((n, h, w, c), dtype=dtype).transpose(0, 3, 1, 2)
-    return np.empty(dims, dtype=dtype)
+        base = np.empty((n, h, w, c), dtype=dtype)
+        return base.transpose(0, 3, 1, 2), _address(base)
+    a = np.empty(dims, dtype=dtype)
+    return a, _address(a)
 
 
 def _check_out(out, shape, dtype, layout, src):
@@ -87,23 +111,33 @@ def _check_out(out, shape, dtype, layout, src):
         raise ValueError(f"avg_pool2d: out must be {want}")
     if np.may_share_memory(out, src):
         raise ValueError("avg_pool2d: out overlaps the input")
+    return _address(out) if layout == _lib.LAYOUT_NCHW else out.ctypes.data
+
+
+def _in_dims(shape, where):
+    if len(shape) == 4:
+        return shape
+    return _core.in_dims_of(shape, where)
 
 
 def avg_pool2d(x, args, numerics, backend, out):
-    batched = x.ndim == 4 if isinstance(x, np.ndarray) else True
     x, layout, dtype = _prepare(x, "input")
-    in_dims = _core.in_dims_of(x.shape)
-    plan = _core.get_plan(in_dims, args, dtype, layout, host_backend(backend), _core.numerics_code(numerics))
+    shape = x.shape
+    in_dims = _in_dims(shape, "input")
+    numerics = _core.NUMERICS_FAST if numerics == "fast" else _core.numerics_code(numerics)
+    plan = _core.get_plan(in_dims, args, dtype, layout, host_backend(backend), numerics)
     dims = plan.out_dims
-    shape = dims if batched else dims[1:]
+    batched = len(shape) == 4
     if out is None:
-        result = _empty(dims, x.dtype, layout)
+        result, dst = _empty(dims, x.dtype, layout)
+        if not batched:
+            result = result[0]
     else:
-        _check_out(out, shape, x.dtype, layout, x)
-        result = out if batched else out[np.newaxis]
+        dst = _check_out(out, dims if batched else dims[1:], x.dtype, layout, x)
+        result = out
     if plan.dst_elements:
-        plan.execute(x.ctypes.data, result.ctypes.data)
-    return out if out is not None else (result if batched else result[0])
+        plan.execute(_address(x) if layout == _lib.LAYOUT_NCHW else x.ctypes.data, dst)
+    return result
 
 
 def avg_pool2d_backward(grad_output, input_shape, args, numerics, backend, out):
@@ -123,10 +157,12 @@ def avg_pool2d_backward(grad_output, input_shape, args, numerics, backend, out):
         raise ValueError(f"avg_pool2d_backward: grad_output has shape {g.shape}, but pooling input_shape "
                          f"{input_shape} gives an output of shape {want}")
     if out is None:
-        result = _empty(in_dims, g.dtype, layout)
+        result, dst = _empty(in_dims, g.dtype, layout)
+        if not batched:
+            result = result[0]
     else:
-        _check_out(out, input_shape, g.dtype, layout, g)
-        result = out if batched else out[np.newaxis]
+        dst = _check_out(out, input_shape, g.dtype, layout, g)
+        result = out
     if plan.src_elements:
-        plan.backward(g.ctypes.data, result.ctypes.data)
-    return out if out is not None else (result if batched else result[0])
+        plan.backward(_address(g) if layout == _lib.LAYOUT_NCHW else g.ctypes.data, dst)
+    return result

@@ -34,26 +34,8 @@ def _dtype_code(dtype):
     return code
 
 
-def _channels_last_strides(sizes, strides):
-    """PyTorch's is_channels_last_strides_2d for a 4-D tensor (what
-    suggest_memory_format reads): the ambiguous cases (C == 1, N111
-    tensors, ...) resolve as PyTorch resolves them."""
-    if strides[1] == 0:
-        return False
-    smallest = 0
-    for d in (1, 3, 2, 0):
-        if sizes[d] == 0 or strides[d] < smallest:
-            return False
-        if d == 0 and smallest == strides[1]:
-            return False
-        smallest = strides[d]
-        if sizes[d] > 1:
-            smallest = smallest * sizes[d]
-    return True
-
-
 def _memory_format(t):
-    if t.dim() == 4 and _channels_last_strides(t.shape, t.stride()):
+    if t.dim() == 4 and _core.channels_last_strides(t.shape, t.stride()):
         return torch.channels_last
     return torch.contiguous_format
 
@@ -107,17 +89,19 @@ def _is_concrete(values):
 
 def _output_dims(in_dims, args, dtype, layout, numerics):
     """Output (N, C, Ho, Wo) for the fake implementations: the library's
-    answer (with its validation) when the sizes are numbers, PyTorch's
-    formula when they are symbolic."""
-    if _is_concrete(in_dims):
-        params = _lib.make_params(in_dims, *args, dtype, layout, _lib.BACKEND_REFERENCE, numerics)
-        return _lib.Plan(params).out_dims
-    kernel, stride, padding, ceil_mode, _, _ = args
-    # The parameters alone (not the sizes) are checked by the library on a
-    # problem that fits one window.
-    probe = _lib.make_params((1, 1, max(kernel[0], 1), max(kernel[1], 1)), *args, dtype, layout,
-                             _lib.BACKEND_REFERENCE, numerics)
-    _lib.Plan(probe)
+    answer (with its validation) when sizes and parameters are numbers,
+    PyTorch's formula when any is symbolic (torch.compile's dynamic shapes)."""
+    kernel, stride, padding, ceil_mode, _, divisor = args
+    pool_ints = kernel + stride + padding + (() if divisor is None else (divisor,))
+    if _is_concrete(pool_ints):
+        if _is_concrete(in_dims):
+            params = _lib.make_params(in_dims, *args, dtype, layout, _lib.BACKEND_REFERENCE, numerics)
+            return _lib.Plan(params).out_dims
+        # The parameters alone (not the sizes) are checked by the library on
+        # a problem that holds one window.
+        probe = _lib.make_params((1, 1, max(kernel[0], 1), max(kernel[1], 1)), *args, dtype, layout,
+                                 _lib.BACKEND_REFERENCE, numerics)
+        _lib.Plan(probe)
     n, c, h, w = in_dims
     return (n, c, _core.output_size(h, kernel[0], stride[0], padding[0], ceil_mode),
             _core.output_size(w, kernel[1], stride[1], padding[1], ceil_mode))

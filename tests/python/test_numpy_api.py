@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import avgpool
-from avgpool import _core, _lib
+from avgpool import _lib
 from helpers import BF16, bitwise_mismatches, nhwc, pool_model
 
 RNG = np.random.default_rng(20261130)
@@ -367,3 +367,26 @@ def test_avgpool_library_variable_is_honoured():
     r = _python("import avgpool", AVGPOOL_LIBRARY="/nonexistent/libavgpool.so")
     assert r.returncode != 0
     assert "ImportError" in r.stderr and "AVGPOOL_LIBRARY" in r.stderr and "/nonexistent/libavgpool.so" in r.stderr
+
+
+@pytest.mark.parametrize("sizes, strides, channels_last", [
+    ((2, 3, 4, 5), (60, 20, 5, 1), False),    # contiguous
+    ((2, 3, 4, 5), (60, 1, 15, 3), True),     # channels_last
+    ((2, 1, 4, 5), (20, 20, 5, 1), False),    # C == 1, contiguous
+    ((2, 1, 4, 5), (20, 1, 5, 1), True),      # C == 1, channels_last strides
+    ((3, 1, 1, 1), (1, 1, 1, 1), False),      # N111 contiguous
+    ((3, 4, 1, 1), (4, 1, 1, 1), False),      # N C 1 1 contiguous
+    ((3, 4, 1, 1), (4, 1, 4, 4), True),       # N C 1 1 channels_last
+    ((4, 1, 6, 1), (6, 1, 1, 1), True),       # N1H1 with channels_last strides
+    ((4, 1, 6, 1), (6, 6, 1, 1), False),      # N1H1 contiguous
+    ((1, 5, 1, 7), (35, 7, 7, 1), False),     # 1C1W contiguous
+    ((1, 7, 1, 5), (35, 1, 7, 7), False),     # 1C1W transposed (1, 3): not channels_last
+    ((2, 3, 4, 5), (60, 0, 5, 1), False),     # zero channel stride
+    ((0, 3, 4, 5), (60, 1, 15, 3), False),    # an empty dimension
+    ((2, 3, 4, 5), (1, 2, 30, 6), False),     # N fastest
+])
+def test_channels_last_rule(sizes, strides, channels_last):
+    """PyTorch's rule for channels_last-like strides (the memory format of
+    avgpool.torch's outputs)."""
+    from avgpool import _core
+    assert _core.channels_last_strides(sizes, strides) is channels_last

@@ -38,7 +38,8 @@ def test_backward_golden(case):
     scale = avgpool.avg_pool2d_backward(np.abs(gout.astype(np.float64)), case.shape, **kw,
                                         numerics="fast", backend="reference")
     for dtype, want in _dtypes(case):
-        g = gout.astype(dtype)  # float16/bfloat16: nearest even, as PyTorch's .half()/.bfloat16()
+        with np.errstate(over="ignore"):  # large_magnitude cases overflow float16 to Inf
+            g = gout.astype(dtype)  # float16/bfloat16: nearest even, as PyTorch's .half()/.bfloat16()
         for backend in BACKENDS:
             for layout, gl in (("nchw", g), ("nhwc", nhwc(g))):
                 where = f"{backend} {layout} {dtype}"
