@@ -78,6 +78,14 @@ def avg_pool2d_backward(grad_output, input_shape, kernel_size, stride=None, padd
     return _numpy.avg_pool2d_backward(grad_output, input_shape, args, numerics, backend, out)
 
 
+def __getattr__(name):
+    # avgpool.torch on first use, as if imported: torch is imported only then.
+    if name == "torch":
+        import importlib
+        return importlib.import_module(".torch", __name__)
+    raise AttributeError(f"module 'avgpool' has no attribute {name!r}")
+
+
 def backends():
     """The backends compiled into the loaded library: a subset of
     ("cuda", "cpu", "reference"). "cuda" being there says nothing about a
