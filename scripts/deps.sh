@@ -38,3 +38,6 @@ avgpool_build() {
   cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release "$@"
   cmake --build "$dir" --parallel
 }
+# The Python tests' venv (scripts/python.sh): Debian's python3 makes venvs
+# only with python3-venv (ensurepip).
+avgpool_packages+=(python3-venv)

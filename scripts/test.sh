@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The test command: installs what is missing, builds, runs every CTest suite
 # (cpu, large; gpu runs where a CUDA device is usable and is reported as
-# skipped elsewhere).
+# skipped elsewhere), then the Python package's tests (scripts/python_tests.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/deps.sh
@@ -12,3 +12,5 @@ dir="${AVGPOOL_BUILD_DIR:-build}"
 # ("SKIPPED: no usable CUDA device ..."); then everything else.
 ctest --test-dir "$dir" -L gpu -V --output-on-failure
 ctest --test-dir "$dir" -LE gpu --output-on-failure
+# The Python package: the wheel built, installed into a venv and tested (tests/python).
+bash scripts/python_tests.sh

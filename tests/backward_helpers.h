@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "avgpool/avgpool.h"
+#include "check.h"
 #include "golden_file.h"
 #include "tensor_util.h"
 
@@ -36,6 +37,15 @@ struct GuardedBuffer {
            avgpool_support::is_poisoned(bytes.data() + (kGuard + count) * esize, kGuard * esize);
   }
 };
+
+// The backward implementations on host memory, in dispatch order: the ones
+// the cpu suite runs (CUDA's are tests/gpu's, and need a device).
+inline std::vector<std::string> host_backward_impl_names() {
+  std::vector<std::string> names;
+  for (const std::string& name : avgpool_support::backward_impl_names(""))
+    if (name.rfind("cuda:", 0) != 0) names.push_back(name);
+  return names;
+}
 
 // The backend an implementation name belongs to.
 inline avgpool_backend backend_of_impl(const std::string& impl) {
