@@ -378,12 +378,12 @@ TEST_CASE("backward: forcing a backward implementation that declines, or of anot
   CHECK(avgpool_impl_accepts("cpu:backward_broadcast", &p) == AVGPOOL_ERROR_UNSUPPORTED);
   CHECK(avgpool_impl_accepts("cpu:backward_gather", &p) == AVGPOOL_SUCCESS);
   // A forward name where a backward one is expected, and the reverse.
-  CHECK(avgpool_plan_create_with_impls(&p, nullptr, "cpu:nhwc", &plan) == AVGPOOL_ERROR_INVALID_ARGUMENT);
+  CHECK(avgpool_plan_create_with_impls(&p, nullptr, "cpu:simd", &plan) == AVGPOOL_ERROR_INVALID_ARGUMENT);
   CHECK(std::string(avgpool_last_error_message()).find("forward implementation") != std::string::npos);
   CHECK(avgpool_plan_create_with_impls(&p, "cpu:backward_gather", nullptr, &plan) == AVGPOOL_ERROR_INVALID_ARGUMENT);
   CHECK(avgpool_plan_create_with_impl(&p, "reference_backward", &plan) == AVGPOOL_ERROR_INVALID_ARGUMENT);
   // Forward and backward of different backends.
-  CHECK(avgpool_plan_create_with_impls(&p, "cpu:nchw_generic", "reference_backward", &plan) ==
+  CHECK(avgpool_plan_create_with_impls(&p, "cpu:simd", "reference_backward", &plan) ==
         AVGPOOL_ERROR_INVALID_ARGUMENT);
   CHECK(std::string(avgpool_last_error_message()).find("backend") != std::string::npos);
   CHECK(plan == reinterpret_cast<avgpool_plan*>(0x1));
