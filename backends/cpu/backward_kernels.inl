@@ -161,27 +161,29 @@ template <class T> inline vec<float> round_to(vec<float> x) {
 }
 
 // ---- spreading q values over input columns: one permutation per vector ----
-// Lanes l with bit l of e.mask: q[e.first + e.index[l]]; the others 0. q
-// (relative to the block's first output column ow_lo) has a vector of slack.
-inline vec<float> spread_lanes(const float* q, const BackwardSpread& e) {
+// Lanes l with bit l of e.mask: the q value of output column e.first +
+// e.index[l]; the others 0. q holds the values from output column q_first
+// on, with a vector of slack after them.
+inline vec<float> spread_lanes(const float* q, int64_t q_first, const BackwardSpread& e) {
+  const float* run = q + (e.first - q_first);
 #if defined(__AVX512F__)
-  return (vec<float>)_mm512_maskz_permutexvar_ps((__mmask16)e.mask, _mm512_loadu_si512(e.index),
-                                                  _mm512_loadu_ps(q + e.first));
+  return (vec<float>)_mm512_maskz_permutexvar_ps((__mmask16)e.mask, _mm512_loadu_si512(e.index), _mm512_loadu_ps(run));
 #else
   vec<float> v = vec<float>{};
   for (int l = 0; l < 16; ++l)
-    if (e.mask >> l & 1u) v[l] = q[e.first + e.index[l]];
+    if (e.mask >> l & 1u) v[l] = run[e.index[l]];
   return v;
 #endif
 }
-inline vec<double> spread_lanes(const double* q, const BackwardSpread& e) {
+inline vec<double> spread_lanes(const double* q, int64_t q_first, const BackwardSpread& e) {
+  const double* run = q + (e.first - q_first);
 #if defined(__AVX512F__)
   const __m512i idx = _mm512_cvtepi32_epi64(_mm256_loadu_si256((const __m256i*)e.index));
-  return (vec<double>)_mm512_maskz_permutexvar_pd((__mmask8)e.mask, idx, _mm512_loadu_pd(q + e.first));
+  return (vec<double>)_mm512_maskz_permutexvar_pd((__mmask8)e.mask, idx, _mm512_loadu_pd(run));
 #else
   vec<double> v = vec<double>{};
   for (int l = 0; l < 8; ++l)
-    if (e.mask >> l & 1u) v[l] = q[e.first + e.index[l]];
+    if (e.mask >> l & 1u) v[l] = run[e.index[l]];
   return v;
 #endif
 }
@@ -306,8 +308,8 @@ struct Unit {
     if (!PYTORCH) {  // one row: the taps' sum
       for (int64_t x = 0; x < width; x += N) {
         const BackwardSpread* e = e0 + x / N;
-        vec<A> sum = spread_lanes(qbuf - ow_lo, *e);
-        for (int64_t t = 1; t < j.taps; ++t) sum += spread_lanes(qbuf - ow_lo, e[t * j.spread_chunks]);
+        vec<A> sum = spread_lanes(qbuf, ow_lo, *e);
+        for (int64_t t = 1; t < j.taps; ++t) sum += spread_lanes(qbuf, ow_lo, e[t * j.spread_chunks]);
         storeu(s + x, sum);
       }
       return;
@@ -315,7 +317,7 @@ struct Unit {
     for (int64_t t = 0; t < j.expanded; ++t) {
       A* row = s + t * j.spread_width;
       const BackwardSpread* e = e0 + t * j.spread_chunks;
-      for (int64_t x = 0; x < width; x += N, ++e) storeu(row + x, spread_lanes(qbuf - ow_lo, *e));
+      for (int64_t x = 0; x < width; x += N, ++e) storeu(row + x, spread_lanes(qbuf, ow_lo, *e));
     }
   }
 
@@ -436,7 +438,7 @@ struct Unit {
     const int64_t width = x1 - x0;
     const BackwardSpread* e = j.spread + x0 / N;
     for (int64_t x = 0; x < width; x += N, ++e)  // + 0: a -0 term gives +0, as in PyTorch's sum
-      store(spread + x, zero<A>() + spread_lanes(q - ow_lo, *e), imin(N, width - x));
+      store(spread + x, zero<A>() + spread_lanes(q, ow_lo, *e), imin(N, width - x));
   }
 
   static void copy(T* dst, const T* src, int64_t n) { copy_bytes(dst, src, (size_t)n * sizeof(T)); }
