@@ -383,6 +383,10 @@ avgpool_status init_job(const Problem& q, bool broadcast_only, const char* name,
   j.rows_per_unit = kUnitTarget / row_work > 1 ? kUnitTarget / row_work : 1;
   // Each unit computes its first rows' q rows again: keep that a small share.
   if (j.rows_per_unit < 4 * (int64_t)j.ring_slots) j.rows_per_unit = 4 * (int64_t)j.ring_slots;
+  // Spread rows: units a whole number of strides tall, so that without
+  // padding every unit starts at a window and no window's row is spread in
+  // two units.
+  if (j.scheme == kBackwardBroadcastRows && q.sh <= q.h) j.rows_per_unit = (j.rows_per_unit + q.sh - 1) / q.sh * q.sh;
   j.planes_per_unit = 1;
   if (j.rows_per_unit >= q.h) {
     j.rows_per_unit = q.h;

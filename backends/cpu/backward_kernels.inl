@@ -207,7 +207,7 @@ inline void copy_bytes(void* dst, const void* src, size_t n) {
 // ---- streaming a staged run of grad_input ------------------------------------
 // Whole aligned 64-byte lines with non-temporal stores, the ragged ends with
 // ordinary ones.
-inline void stream_copy(void* dst, const void* src, size_t bytes) {
+__attribute__((always_inline)) inline void stream_copy(void* dst, const void* src, size_t bytes) {
   char* d = static_cast<char*>(dst);
   const char* s = static_cast<const char*>(src);
   size_t head = (64 - ((uintptr_t)d & 63)) & 63;
