@@ -409,7 +409,9 @@ avgpool_status init_job(const Problem& q, bool broadcast_only, const char* name,
   // Staging for nt: the whole unit when it is one contiguous run, small
   // enough for the caches; else one row (or block of a row) at a time.
   const int64_t unit_elements = j.planes_per_unit * j.rows_per_unit * (j.blocks == 1 ? q.w * j.vec : row_work);
-  j.stage_unit = j.nt && j.blocks == 1 && (unit_elements <= kStageUnit || j.scheme == kBackwardOneWindow);  // one window: <= kUnitTarget
+  j.pixel_copy = j.nt && j.scheme == kBackwardPixels && q.sh >= q.kh && q.sw >= q.kw &&
+                 (q.dtype == AVGPOOL_DTYPE_F32 || q.dtype == AVGPOOL_DTYPE_F64);
+  j.stage_unit = j.nt && !j.pixel_copy && j.blocks == 1 && (unit_elements <= kStageUnit || j.scheme == kBackwardOneWindow);  // one window: <= kUnitTarget
   j.stage_elements = !j.nt ? 0 : j.stage_unit ? round_up(unit_elements, kBackwardLanes) : round_up(row_work, kBackwardLanes);
   j.spread_elements = j.scheme == kBackwardBroadcastRows ? round_up(widest, kBackwardLanes) : 0;
   j.scratch_bytes = backward_scratch_bytes(j, q.dtype == AVGPOOL_DTYPE_F64 ? 8 : 4);

@@ -276,8 +276,10 @@ struct Unit {
         const T* go = g + o * V;
         A* qo = q + o * V;
         int64_t c = 0;
-        for (; c + N <= V; c += N) storeu(qo + c, term(load_in(go + c), d));
-        if (c < V) store_part(qo + c, term(load_in_part<T, A>(go + c, V - c), d), V - c);
+        // + 0 for pixel copies: the slot is the result (a lone -0 term gives +0).
+        const vec<A> z = zero<A>();
+        for (; c + N <= V; c += N) storeu(qo + c, z + term(load_in(go + c), d));
+        if (c < V) store_part(qo + c, z + term(load_in_part<T, A>(go + c, V - c), d), V - c);
       }
     }
   }
@@ -503,6 +505,21 @@ struct Unit {
         continue;
       }
       const int64_t nrows = rows_of(p, y);
+      if (j.pixel_copy) {
+        // Each pixel is one q vector or zeros: streamed straight from the
+        // slot (its -0 already made +0 by q_row) or from a zeroed stage.
+        T* dst = row_dst(p, y);
+        for (int64_t x = x0; x < x1; ++x) {
+          const size_t bytes = (size_t)V * sizeof(T);
+          if (j.col_count[x] == 0) {
+            memset(stage, 0, bytes);
+            stream_copy(dst + (x - x0) * V, stage, bytes);
+          } else {
+            stream_copy(dst + (x - x0) * V, rp[0] + (j.col_first[x] - ow_lo) * V, bytes);
+          }
+        }
+        continue;
+      }
       T* out = row_out(p, y);
       for (int64_t x = x0; x < x1; ++x) {
         const int64_t first = (j.col_first[x] - ow_lo) * V + j.lead, count = j.col_count[x];
