@@ -197,7 +197,8 @@ TEST_CASE("backward kernel paths: column blocks, long kernels, many channels, st
         for (int layout = 0; layout < 2; ++layout)
           for (int numerics = 0; numerics < 2; ++numerics) {
             const bool defaults = setting[0] == nullptr && setting[1] == nullptr;
-            if (!defaults && (dtype + 2 * layout + numerics) % 4 != 0) continue;  // forced settings: a quarter, for time
+            // Forced settings on half the combinations (for time): every dtype in both layouts.
+            if (!defaults && (dtype + numerics) % 2 != layout) continue;
             avgpool_params p = shape_params(s.n, s.c, s.h, s.w, s.kh, s.kw, s.sh, s.sw, s.ph, s.pw, s.ceil);
             p.count_include_pad = (int)((s.w + dtype) % 2);
             p.dtype = (avgpool_dtype)dtype;

@@ -383,6 +383,10 @@ avgpool_status init_job(const Problem& q, bool broadcast_only, const char* name,
   j.rows_per_unit = kUnitTarget / row_work > 1 ? kUnitTarget / row_work : 1;
   // Each unit computes its first rows' q rows again: keep that a small share.
   if (j.rows_per_unit < 4 * (int64_t)j.ring_slots) j.rows_per_unit = 4 * (int64_t)j.ring_slots;
+  // Spread rows: units a whole number of strides tall, so that without
+  // padding every unit starts at a window and no window's row is spread in
+  // two units.
+  if (j.scheme == kBackwardBroadcastRows && q.sh <= q.h) j.rows_per_unit = (j.rows_per_unit + q.sh - 1) / q.sh * q.sh;
   j.planes_per_unit = 1;
   if (j.rows_per_unit >= q.h) {
     j.rows_per_unit = q.h;
@@ -405,7 +409,9 @@ avgpool_status init_job(const Problem& q, bool broadcast_only, const char* name,
   // Staging for nt: the whole unit when it is one contiguous run, small
   // enough for the caches; else one row (or block of a row) at a time.
   const int64_t unit_elements = j.planes_per_unit * j.rows_per_unit * (j.blocks == 1 ? q.w * j.vec : row_work);
-  j.stage_unit = j.nt && j.blocks == 1 && (unit_elements <= kStageUnit || j.scheme == kBackwardOneWindow);  // one window: <= kUnitTarget
+  j.pixel_copy = j.nt && j.scheme == kBackwardPixels && q.sh >= q.kh && q.sw >= q.kw &&
+                 (q.dtype == AVGPOOL_DTYPE_F32 || q.dtype == AVGPOOL_DTYPE_F64);
+  j.stage_unit = j.nt && !j.pixel_copy && j.blocks == 1 && (unit_elements <= kStageUnit || j.scheme == kBackwardOneWindow);  // one window: <= kUnitTarget
   j.stage_elements = !j.nt ? 0 : j.stage_unit ? round_up(unit_elements, kBackwardLanes) : round_up(row_work, kBackwardLanes);
   j.spread_elements = j.scheme == kBackwardBroadcastRows ? round_up(widest, kBackwardLanes) : 0;
   j.scratch_bytes = backward_scratch_bytes(j, q.dtype == AVGPOOL_DTYPE_F64 ? 8 : 4);

@@ -111,6 +111,9 @@ struct BackwardJob {
   // nt: a unit's grad_input is staged whole when it is one contiguous run
   // (a single column block) of at most stage_elements; else row by row.
   bool stage_unit;
+  // nt, NHWC, stride >= kernel, f32/f64: every pixel is one q vector (or
+  // zeros), streamed straight from its slot.
+  bool pixel_copy;
   int64_t stage_elements;   // staging buffer (grad_input elements)
   int64_t spread_elements;  // kBackwardBroadcastRows: one spread row
   size_t scratch_bytes;     // per thread, 64-byte aligned

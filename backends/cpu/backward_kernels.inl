@@ -161,27 +161,29 @@ template <class T> inline vec<float> round_to(vec<float> x) {
 }
 
 // ---- spreading q values over input columns: one permutation per vector ----
-// Lanes l with bit l of e.mask: q[e.first + e.index[l]]; the others 0. q
-// (relative to the block's first output column ow_lo) has a vector of slack.
-inline vec<float> spread_lanes(const float* q, const BackwardSpread& e) {
+// Lanes l with bit l of e.mask: the q value of output column e.first +
+// e.index[l]; the others 0. q holds the values from output column q_first
+// on, with a vector of slack after them.
+inline vec<float> spread_lanes(const float* q, int64_t q_first, const BackwardSpread& e) {
+  const float* run = q + (e.first - q_first);
 #if defined(__AVX512F__)
-  return (vec<float>)_mm512_maskz_permutexvar_ps((__mmask16)e.mask, _mm512_loadu_si512(e.index),
-                                                  _mm512_loadu_ps(q + e.first));
+  return (vec<float>)_mm512_maskz_permutexvar_ps((__mmask16)e.mask, _mm512_loadu_si512(e.index), _mm512_loadu_ps(run));
 #else
   vec<float> v = vec<float>{};
   for (int l = 0; l < 16; ++l)
-    if (e.mask >> l & 1u) v[l] = q[e.first + e.index[l]];
+    if (e.mask >> l & 1u) v[l] = run[e.index[l]];
   return v;
 #endif
 }
-inline vec<double> spread_lanes(const double* q, const BackwardSpread& e) {
+inline vec<double> spread_lanes(const double* q, int64_t q_first, const BackwardSpread& e) {
+  const double* run = q + (e.first - q_first);
 #if defined(__AVX512F__)
   const __m512i idx = _mm512_cvtepi32_epi64(_mm256_loadu_si256((const __m256i*)e.index));
-  return (vec<double>)_mm512_maskz_permutexvar_pd((__mmask8)e.mask, idx, _mm512_loadu_pd(q + e.first));
+  return (vec<double>)_mm512_maskz_permutexvar_pd((__mmask8)e.mask, idx, _mm512_loadu_pd(run));
 #else
   vec<double> v = vec<double>{};
   for (int l = 0; l < 8; ++l)
-    if (e.mask >> l & 1u) v[l] = q[e.first + e.index[l]];
+    if (e.mask >> l & 1u) v[l] = run[e.index[l]];
   return v;
 #endif
 }
@@ -205,7 +207,7 @@ inline void copy_bytes(void* dst, const void* src, size_t n) {
 // ---- streaming a staged run of grad_input ------------------------------------
 // Whole aligned 64-byte lines with non-temporal stores, the ragged ends with
 // ordinary ones.
-inline void stream_copy(void* dst, const void* src, size_t bytes) {
+__attribute__((always_inline)) inline void stream_copy(void* dst, const void* src, size_t bytes) {
   char* d = static_cast<char*>(dst);
   const char* s = static_cast<const char*>(src);
   size_t head = (64 - ((uintptr_t)d & 63)) & 63;
@@ -274,8 +276,10 @@ struct Unit {
         const T* go = g + o * V;
         A* qo = q + o * V;
         int64_t c = 0;
-        for (; c + N <= V; c += N) storeu(qo + c, term(load_in(go + c), d));
-        if (c < V) store_part(qo + c, term(load_in_part<T, A>(go + c, V - c), d), V - c);
+        // + 0 for pixel copies: the slot is the result (a lone -0 term gives +0).
+        const vec<A> z = zero<A>();
+        for (; c + N <= V; c += N) storeu(qo + c, z + term(load_in(go + c), d));
+        if (c < V) store_part(qo + c, z + term(load_in_part<T, A>(go + c, V - c), d), V - c);
       }
     }
   }
@@ -306,8 +310,8 @@ struct Unit {
     if (!PYTORCH) {  // one row: the taps' sum
       for (int64_t x = 0; x < width; x += N) {
         const BackwardSpread* e = e0 + x / N;
-        vec<A> sum = spread_lanes(qbuf - ow_lo, *e);
-        for (int64_t t = 1; t < j.taps; ++t) sum += spread_lanes(qbuf - ow_lo, e[t * j.spread_chunks]);
+        vec<A> sum = spread_lanes(qbuf, ow_lo, *e);
+        for (int64_t t = 1; t < j.taps; ++t) sum += spread_lanes(qbuf, ow_lo, e[t * j.spread_chunks]);
         storeu(s + x, sum);
       }
       return;
@@ -315,7 +319,7 @@ struct Unit {
     for (int64_t t = 0; t < j.expanded; ++t) {
       A* row = s + t * j.spread_width;
       const BackwardSpread* e = e0 + t * j.spread_chunks;
-      for (int64_t x = 0; x < width; x += N, ++e) storeu(row + x, spread_lanes(qbuf - ow_lo, *e));
+      for (int64_t x = 0; x < width; x += N, ++e) storeu(row + x, spread_lanes(qbuf, ow_lo, *e));
     }
   }
 
@@ -436,7 +440,7 @@ struct Unit {
     const int64_t width = x1 - x0;
     const BackwardSpread* e = j.spread + x0 / N;
     for (int64_t x = 0; x < width; x += N, ++e)  // + 0: a -0 term gives +0, as in PyTorch's sum
-      store(spread + x, zero<A>() + spread_lanes(q - ow_lo, *e), imin(N, width - x));
+      store(spread + x, zero<A>() + spread_lanes(q, ow_lo, *e), imin(N, width - x));
   }
 
   static void copy(T* dst, const T* src, int64_t n) { copy_bytes(dst, src, (size_t)n * sizeof(T)); }
@@ -501,6 +505,21 @@ struct Unit {
         continue;
       }
       const int64_t nrows = rows_of(p, y);
+      if (j.pixel_copy) {
+        // Each pixel is one q vector or zeros: streamed straight from the
+        // slot (its -0 already made +0 by q_row) or from a zeroed stage.
+        T* dst = row_dst(p, y);
+        for (int64_t x = x0; x < x1; ++x) {
+          const size_t bytes = (size_t)V * sizeof(T);
+          if (j.col_count[x] == 0) {
+            memset(stage, 0, bytes);
+            stream_copy(dst + (x - x0) * V, stage, bytes);
+          } else {
+            stream_copy(dst + (x - x0) * V, rp[0] + (j.col_first[x] - ow_lo) * V, bytes);
+          }
+        }
+        continue;
+      }
       T* out = row_out(p, y);
       for (int64_t x = x0; x < x1; ++x) {
         const int64_t first = (j.col_first[x] - ow_lo) * V + j.lead, count = j.col_count[x];
