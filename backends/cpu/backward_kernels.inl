@@ -16,7 +16,9 @@
 //      nothing: a sum that starts at +0 is never -0, and x + 0 == x for
 //      every other x (NaN and infinities included);
 //   4. one rounding to the dtype, stored (or staged and streamed).
+#if defined(__SSE2__)
 #include <immintrin.h>
+#endif
 #include <stdint.h>
 #include <string.h>
 
@@ -33,6 +35,14 @@ namespace {
 
 enum class F16 : uint16_t {};
 enum class BF16 : uint16_t {};
+
+// Orders non-temporal (streamed) stores before a later barrier: x86's are
+// weakly ordered; other targets stream nothing (plain stores).
+inline void nt_fence() {
+#if defined(__SSE2__)
+  _mm_sfence();
+#endif
+}
 
 inline int64_t imin(int64_t a, int64_t b) { return a < b ? a : b; }
 
@@ -206,7 +216,7 @@ inline void stream_copy(void* dst, const void* src, size_t bytes) {
     _mm256_stream_si256((__m256i*)(d + i), _mm256_loadu_si256((const __m256i*)(s + i)));
     _mm256_stream_si256((__m256i*)(d + i + 32), _mm256_loadu_si256((const __m256i*)(s + i + 32)));
   }
-#else
+#elif defined(__SSE2__)
   for (; i + 16 <= bytes; i += 16) _mm_stream_si128((__m128i*)(d + i), _mm_loadu_si128((const __m128i*)(s + i)));
 #endif
   memcpy(d + i, s + i, bytes - i);
@@ -445,7 +455,7 @@ void run_unit(const BackwardJob& j, const void* grad_output, void* grad_input, i
       default: unit.run_pixels(p, y0, y1); break;
     }
   }
-  if (j.nt) _mm_sfence();  // order the streamed stores before the caller's barrier
+  if (j.nt) nt_fence();  // order the streamed stores before the caller's barrier
 }
 
 }  // namespace

@@ -56,8 +56,10 @@ Isa isa_for_call() {
 
 KernelTable kernels_for(Isa isa) {
   switch (isa) {
+#if defined(AVGPOOL_CPU_X86_KERNELS)  // compiled for x86 targets only (CMakeLists.txt)
     case kAvx512: return kernels_avx512();
     case kAvx2: return kernels_avx2();
+#endif
     default: return kernels_base();
   }
 }

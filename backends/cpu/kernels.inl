@@ -17,7 +17,9 @@
 //      NCHW vectorizes across outputs (compile-time kernel/stride for common
 //      cases), NHWC across channels;
 //   4. one true division by the Problem's divisor, one rounding to the dtype.
+#if defined(__SSE2__)
 #include <immintrin.h>
+#endif
 #include <stdint.h>
 #include <string.h>
 
@@ -38,6 +40,14 @@ namespace {
 // Storage types of the half formats (distinct types, 16-bit patterns).
 enum class F16 : uint16_t {};
 enum class BF16 : uint16_t {};
+
+// Orders non-temporal (streamed) stores before a later barrier: x86's are
+// weakly ordered; other targets stream nothing (plain stores).
+inline void nt_fence() {
+#if defined(__SSE2__)
+  _mm_sfence();
+#endif
+}
 
 inline int64_t imin(int64_t a, int64_t b) { return a < b ? a : b; }
 inline int64_t imax(int64_t a, int64_t b) { return a > b ? a : b; }
@@ -952,14 +962,14 @@ void run_block(const Job& jb, int64_t p0, int64_t p1, int64_t oy0, int64_t oy1, 
     }
   }
   if constexpr (direct) {
-    if (jb.nt_out) _mm_sfence();  // order the non-temporal stores before the caller's barrier
+    if (jb.nt_out) nt_fence();  // order the non-temporal stores before the caller's barrier
     if (jb.stream) {
       // The block's outputs are one contiguous range of dst (one plane's
       // rows, or whole planes): full cache lines with non-temporal stores.
       T* d0 = dst + (p0 * jb.oh + oy0) * jb.ow * V;
       const int64_t count = (p1 - p0) * (oy1 - oy0) * jb.ow * V;
       stream_out(stage, d0, count);
-      _mm_sfence();  // order the streamed stores before the caller's barrier
+      nt_fence();  // order the streamed stores before the caller's barrier
     }
   }
 }

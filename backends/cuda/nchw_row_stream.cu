@@ -108,6 +108,9 @@ __device__ __forceinline__ void for_each_chunk(const StreamArgs& a, F&& f) {
 template <typename T, int K, int RM, int CPT, bool PYT>
 __global__ void __launch_bounds__(kThreads, blocks_per_sm(sizeof(T), CPT))
 row_stream_kernel(const T* __restrict__ src, T* __restrict__ dst, StreamArgs a) {
+#if !AVGPOOL_BULK_COPY_DEVICE
+  __trap();  // never launched below sm_90 (bulk_copy.cuh)
+#else
   using E = Elem<T>;
   using A = typename E::acc_t;
   constexpr int V = vec_of<T>();
@@ -262,6 +265,7 @@ row_stream_kernel(const T* __restrict__ src, T* __restrict__ dst, StreamArgs a) 
     mbar_arrive(&empty[ring.s]);
     ring.advance();
   });
+#endif
 }
 
 // ---- host ------------------------------------------------------------------------------
@@ -324,7 +328,9 @@ avgpool_status choose_kernel(KernelConfig<StreamArgs>* c, int64_t smem, const De
 }
 
 avgpool_status init(const Problem& q, const DeviceInfo& device, ConfigPtr* config, Decline* why) {
+  if (require_bulk_copy(kName, device, why) != AVGPOOL_SUCCESS) return why->status;
   auto c = new_config<StreamArgs>(q, device);
+  c->bulk_copy = true;
   int64_t smem = 0;
   if (plan_ring(q, device, &c->args, &smem, why) != AVGPOOL_SUCCESS) return why->status;
   c->src_align = 16;  // bulk copies of whole rows

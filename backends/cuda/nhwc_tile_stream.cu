@@ -111,6 +111,9 @@ __device__ __forceinline__ void for_each_stage(const NhwcStreamArgs& a, F&& f) {
 template <typename T, int K, int RM, int CPT, bool PYT>
 __global__ void __launch_bounds__(kThreads, blocks_per_sm(sizeof(T), CPT, PYT, K))
 nhwc_stream_kernel(const T* __restrict__ src, T* __restrict__ dst, NhwcStreamArgs a) {
+#if !AVGPOOL_BULK_COPY_DEVICE
+  __trap();  // never launched below sm_90 (bulk_copy.cuh)
+#else
   using E = Elem<T>;
   using A = typename E::acc_t;
   constexpr int V = vec_of<T>();
@@ -256,6 +259,7 @@ nhwc_stream_kernel(const T* __restrict__ src, T* __restrict__ dst, NhwcStreamArg
     mbar_arrive(&empty[ring.s]);
     ring.advance();
   });
+#endif
 }
 
 // ---- host ------------------------------------------------------------------------------
@@ -364,7 +368,9 @@ avgpool_status choose_kernel(KernelConfig<NhwcStreamArgs>* c, int64_t smem, cons
 }
 
 avgpool_status init(const Problem& q, const DeviceInfo& device, ConfigPtr* config, Decline* why) {
+  if (require_bulk_copy(kName, device, why) != AVGPOOL_SUCCESS) return why->status;
   auto c = new_config<NhwcStreamArgs>(q, device);
+  c->bulk_copy = true;
   int64_t smem = 0;
   if (plan_tiles(q, device, &c->args, &smem, why) != AVGPOOL_SUCCESS) return why->status;
   c->src_align = 16;  // bulk copies of pixel runs
