@@ -8,7 +8,9 @@
 #   2 package   examples/consumer with find_package(avgpool CONFIG REQUIRED)
 #               against each moved prefix
 #   3 pkgconfig cc and c++ with `pkg-config --cflags --libs avgpool` (static:
-#               --static) against each moved prefix; the installed CLI runs
+#               --static) against each moved prefix; the installed CLI runs;
+#               `cpack -G DEB` of the shared build gives the runtime and -dev
+#               packages
 #   4 subproject examples/consumer with add_subdirectory of this source tree
 #               (the parent sets nothing: a static library) and with
 #               FetchContent of this repository (-DBUILD_SHARED_LIBS=ON); the
@@ -65,6 +67,19 @@ for kind in shared static; do
      ! quiet "$root/lib-$kind-install.log" cmake --install "$root/lib-$kind" --prefix "$root/installed-$kind"; then
     fail "$kind: build and install"
     continue
+  fi
+  if [ "$kind" = shared ]; then  # the Debian packages of the same build
+    if quiet "$root/cpack.log" bash -c "cd '$root/lib-shared' && cpack -G DEB"; then
+      for deb in "$root"/lib-shared/*.deb; do
+        echo "  $(basename "$deb"): $(dpkg-deb -f "$deb" Depends | cut -c1-90)"
+      done
+      dpkg-deb -c "$root"/lib-shared/libavgpool0.1_*.deb | grep -q "usr/lib/libavgpool.so.0.1.0" ||
+        fail "cpack: the runtime package has no libavgpool.so.0.1.0"
+      dpkg-deb -f "$root"/lib-shared/libavgpool-dev_*.deb Depends | grep -q "libavgpool0.1 (= " ||
+        fail "cpack: the -dev package does not depend on the runtime package"
+    else
+      fail "cpack -G DEB"
+    fi
   fi
   mv "$root/installed-$kind" "$root/moved-$kind"
   prefix="$root/moved-$kind"

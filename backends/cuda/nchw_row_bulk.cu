@@ -49,7 +49,8 @@ struct RowsArgs : Geometry {
   bool separable;             // fast numerics: vertical then horizontal sums (else direct sums)
 };
 
-__device__ __forceinline__ void consumers_sync() {
+// [[maybe_unused]]: below sm_90 the kernel body is a trap (bulk_copy.cuh).
+[[maybe_unused]] __device__ __forceinline__ void consumers_sync() {
   asm volatile("bar.sync 1, %0;" ::"n"(kConsumers) : "memory");
 }
 

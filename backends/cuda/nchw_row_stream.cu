@@ -74,7 +74,8 @@ struct Segment {
   int64_t plane, oy_first, oy_last, y_begin, y_end;
 };
 
-__device__ __forceinline__ Segment unit_segment(const StreamArgs& a, int64_t u) {
+// [[maybe_unused]]: below sm_90 the kernel body is a trap (bulk_copy.cuh).
+[[maybe_unused]] __device__ __forceinline__ Segment unit_segment(const StreamArgs& a, int64_t u) {
   Segment sg;
   sg.plane = u / a.units_per_plane;
   sg.oy_first = (u - sg.plane * a.units_per_plane) * a.unit_rows;
@@ -85,7 +86,7 @@ __device__ __forceinline__ Segment unit_segment(const StreamArgs& a, int64_t u) 
 }
 
 // The end of the stage-sized run of a segment's input rows that starts at y0.
-__device__ __forceinline__ int64_t chunk_end(const StreamArgs& a, const Segment& sg, int64_t y0) {
+[[maybe_unused]] __device__ __forceinline__ int64_t chunk_end(const StreamArgs& a, const Segment& sg, int64_t y0) {
   return y0 + a.rows_per_stage < sg.y_end ? y0 + a.rows_per_stage : sg.y_end;
 }
 

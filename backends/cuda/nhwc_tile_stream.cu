@@ -79,7 +79,8 @@ struct Unit {
 
 // Tiles vary fastest, then bands: the blocks working at one time read
 // neighbouring tiles of the same rows (their shared edge pixels hit L2).
-__device__ __forceinline__ Unit unit_of(const NhwcStreamArgs& a, int64_t u) {
+// [[maybe_unused]]: below sm_90 the kernel body is a trap (bulk_copy.cuh).
+[[maybe_unused]] __device__ __forceinline__ Unit unit_of(const NhwcStreamArgs& a, int64_t u) {
   Unit t;
   const int tile = (int)(u % a.tiles);
   const int64_t rest = u / a.tiles;
