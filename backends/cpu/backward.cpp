@@ -71,7 +71,11 @@ BackwardKernels kernels_for_plan() {
     else if (strcmp(e, "avx2") == 0) want = kAvx2;
   }
   if (want > best) want = best;
-  return want == kAvx512 ? backward_kernels_avx512() : want == kAvx2 ? backward_kernels_avx2() : backward_kernels_base();
+#if defined(AVGPOOL_CPU_X86_KERNELS)  // compiled for x86 targets only (CMakeLists.txt)
+  if (want == kAvx512) return backward_kernels_avx512();
+  if (want == kAvx2) return backward_kernels_avx2();
+#endif
+  return backward_kernels_base();
 }
 
 // ---- threads ----------------------------------------------------------------------

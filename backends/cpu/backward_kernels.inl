@@ -16,7 +16,9 @@
 //      nothing: a sum that starts at +0 is never -0, and x + 0 == x for
 //      every other x (NaN and infinities included);
 //   4. one rounding to the dtype, stored (or staged and streamed).
+#if defined(__SSE2__)
 #include <immintrin.h>
+#endif
 #include <stdint.h>
 #include <string.h>
 
@@ -33,6 +35,14 @@ namespace {
 
 enum class F16 : uint16_t {};
 enum class BF16 : uint16_t {};
+
+// Orders non-temporal (streamed) stores before a later barrier: x86's are
+// weakly ordered; other targets stream nothing (plain stores).
+inline void nt_fence() {
+#if defined(__SSE2__)
+  _mm_sfence();
+#endif
+}
 
 inline int64_t imin(int64_t a, int64_t b) { return a < b ? a : b; }
 inline int64_t imax(int64_t a, int64_t b) { return a > b ? a : b; }
@@ -221,7 +231,7 @@ __attribute__((always_inline)) inline void stream_copy(void* dst, const void* sr
     _mm256_stream_si256((__m256i*)(d + i), _mm256_loadu_si256((const __m256i*)(s + i)));
     _mm256_stream_si256((__m256i*)(d + i + 32), _mm256_loadu_si256((const __m256i*)(s + i + 32)));
   }
-#else
+#elif defined(__SSE2__)
   for (; i + 16 <= bytes; i += 16) _mm_stream_si128((__m128i*)(d + i), _mm_loadu_si128((const __m128i*)(s + i)));
 #endif
   memcpy(d + i, s + i, bytes - i);
@@ -592,7 +602,7 @@ void run_unit(const BackwardJob& j, const void* grad_output, void* grad_input, i
   if (j.nt) {
     if (j.stage_unit)  // the unit's grad_input is one run: planes [p0, p1) x rows [y0, y1)
       stream_copy(unit.row_dst(p0, y0), stage, (size_t)((p1 - p0) * (y1 - y0) * unit.row_elements()) * sizeof(T));
-    _mm_sfence();  // order the streamed stores before the caller's barrier
+    nt_fence();  // order the streamed stores before the caller's barrier
   }
 }
 

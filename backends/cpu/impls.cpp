@@ -60,7 +60,12 @@ Isa isa_for_plan() {
 }
 
 BlockFn kernel_for(Isa isa, avgpool_dtype dtype) {
+  #if defined(AVGPOOL_CPU_X86_KERNELS)  // compiled for x86 targets only (CMakeLists.txt)
   const KernelTable t = isa == kAvx512 ? kernels_avx512() : isa == kAvx2 ? kernels_avx2() : kernels_base();
+#else
+  (void)isa;
+  const KernelTable t = kernels_base();
+#endif
   switch (dtype) {
     case AVGPOOL_DTYPE_F16: return t.f16;
     case AVGPOOL_DTYPE_BF16: return t.bf16;

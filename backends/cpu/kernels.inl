@@ -18,7 +18,9 @@
 //      cases), NHWC across channels;
 //   4. one division by the Problem's divisor (pytorch: a true division;
 //      fast: quot_fast), one rounding to the dtype.
+#if defined(__SSE2__)
 #include <immintrin.h>
+#endif
 #include <stdint.h>
 #include <string.h>
 
@@ -39,6 +41,14 @@ enum class BF16 : uint16_t {};
 
 template <class T, class A> struct same { static constexpr bool value = false; };
 template <class T> struct same<T, T> { static constexpr bool value = true; };
+
+// Orders non-temporal (streamed) stores before a later barrier: x86's are
+// weakly ordered; other targets stream nothing (plain stores).
+inline void nt_fence() {
+#if defined(__SSE2__)
+  _mm_sfence();
+#endif
+}
 
 inline int64_t imin(int64_t a, int64_t b) { return a < b ? a : b; }
 inline int64_t imax(int64_t a, int64_t b) { return a > b ? a : b; }
@@ -912,7 +922,7 @@ void run_block(const Job& jb, int64_t p0, int64_t p1, int64_t oy0, int64_t oy1, 
     }
   }
   if constexpr (direct) {
-    if (jb.nt_out) _mm_sfence();  // order the non-temporal stores before the caller's barrier
+    if (jb.nt_out) nt_fence();  // order the non-temporal stores before the caller's barrier
   }
 }
 

@@ -112,6 +112,12 @@ inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 // BACKEND_UNAVAILABLE with the reason when no device is usable.
 avgpool_status current_device(DeviceInfo* info, Decline* why);
 
+// The bulk-copy implementations (cuda:nchw_row_stream, cuda:nhwc_tile_stream,
+// cuda:nchw_row_bulk) need sm_90 or newer: the copy engine and its mbarriers.
+// Their inits start with this; below sm_90 (real, or as AVGPOOL_CUDA_TREAT_AS_SM
+// says) they decline with the reason and AUTO goes on to the portable ones.
+avgpool_status require_bulk_copy(const char* impl, const DeviceInfo& device, Decline* why);
+
 // After a launch: AVGPOOL_ERROR_DEVICE with the runtime's text, or SUCCESS.
 avgpool_status check_launch(const char* kernel);
 
@@ -134,6 +140,10 @@ struct CudaConfig : Config {
   unsigned grid = 0;
   int threads = 0;
   int64_t smem = 0;
+  // A bulk-copy kernel: its device code must come from sm_90 or newer (a
+  // build for older architectures only has a trap there; set_kernel_attributes
+  // declines it).
+  bool bulk_copy = false;
   // An implementation with a 16-byte-vector kernel and a scalar one for the
   // same problem: pointers not aligned to vec_align bytes run `unaligned`.
   int64_t vec_align = 1;

@@ -49,7 +49,8 @@ struct RowsArgs : Geometry {
   bool separable;             // fast numerics: vertical then horizontal sums (else direct sums)
 };
 
-__device__ __forceinline__ void consumers_sync() {
+// [[maybe_unused]]: below sm_90 the kernel body is a trap (bulk_copy.cuh).
+[[maybe_unused]] __device__ __forceinline__ void consumers_sync() {
   asm volatile("bar.sync 1, %0;" ::"n"(kConsumers) : "memory");
 }
 
@@ -86,6 +87,9 @@ __device__ __forceinline__ Item decode(const RowsArgs& a, int64_t item) {
 template <typename T, int K, bool PYT>
 __global__ void __launch_bounds__(kThreads, 1)
 nchw_rows_kernel(const T* __restrict__ src, T* __restrict__ dst, RowsArgs a) {
+#if !AVGPOOL_BULK_COPY_DEVICE
+  __trap();  // never launched below sm_90 (bulk_copy.cuh)
+#else
   using E = Elem<T>;
   using A = typename E::acc_t;
   constexpr int V = vec_of<T>();
@@ -320,6 +324,7 @@ nchw_rows_kernel(const T* __restrict__ src, T* __restrict__ dst, RowsArgs a) {
       mbar_arrive(&empty[s]);
     }
   }
+#endif
 }
 
 // ---- host ----------------------------------------------------------------------------
@@ -381,8 +386,10 @@ avgpool_status plan_items(const Problem& q, const DeviceInfo& device, RowsArgs* 
 }
 
 avgpool_status init(const Problem& q, const DeviceInfo& device, ConfigPtr* config, Decline* why) {
+  if (require_bulk_copy(kName, device, why) != AVGPOOL_SUCCESS) return why->status;
   if (q.layout != AVGPOOL_LAYOUT_NCHW) return decline(why, AVGPOOL_ERROR_UNSUPPORTED, "%s is NCHW only", kName);
   auto c = new_config<RowsArgs>(q, device);
+  c->bulk_copy = true;
   int64_t smem = 0;
   if (plan_items(q, device, &c->args, &smem, why) != AVGPOOL_SUCCESS) return why->status;
   const avgpool_status s =
