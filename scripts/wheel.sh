@@ -35,8 +35,11 @@ while (($#)); do
 done
 [ -x /usr/local/cuda/bin/nvcc ] && case ":$PATH:" in *:/usr/local/cuda/bin:*) ;; *) PATH="$PATH:/usr/local/cuda/bin";; esac
 
+# The build runs in this venv, not in an isolated one pip makes anew each
+# time: scikit-build-core keeps its build folder only while its own path
+# stays the same, and a kept folder rebuilds only what changed.
 venv=build/python-build-venv
-avgpool_venv "$venv"
+avgpool_venv "$venv" "scikit-build-core>=0.10"
 if ((cpu_only)); then
   kind=cpu
   set -- -C cmake.define.AVGPOOL_WITH_CUDA=OFF "$@"
@@ -47,7 +50,7 @@ version="$(sed -n 's/^#define AVGPOOL_VERSION_STRING "\(.*\)"/\1/p' lib/include/
 mkdir -p dist
 rm -f dist/avgpool-"$version"-*.whl
 t0=$SECONDS
-"$venv/bin/python" -m pip wheel . --no-deps -w dist -C build-dir="build/wheel-$kind" "$@"
+"$venv/bin/python" -m pip wheel . --no-deps --no-build-isolation -w dist -C build-dir="build/wheel-$kind" "$@"
 wheel="$(ls dist/avgpool-"$version"-py3-none-*.whl)"
 echo "built $wheel in $((SECONDS - t0)) s"
 if ((repair)); then
