@@ -69,6 +69,15 @@ assert "avgpool/libavgpool.so" in files, f"{name} holds no avgpool/libavgpool.so
 assert "avgpool/torch.py" in files and "avgpool/__init__.py" in files, files
 print(f"{name}: {len(files)} files, avgpool/libavgpool.so inside")
 EOF
+# With nvcc at hand the library must hold the CUDA backend (a build that
+# silently fell back to the CPU would pass every test on a machine without GPU).
+backends="$(AVGPOOL_LIBRARY="$PWD/build/wheel-$kind/libavgpool.so" PYTHONPATH="$PWD/python" \
+  "$venv/bin/python" -c "import avgpool; print(' '.join(avgpool.backends()))")"
+echo "backends compiled in: $backends"
+if [ "$kind" = cuda ] && command -v nvcc >/dev/null && [[ " $backends " != *" cuda "* ]]; then
+  echo "FAILED: nvcc is here but the wheel's library has no CUDA backend"
+  exit 1
+fi
 if ((wheelhouse)); then
   rm -rf dist/wheelhouse
   "$venv/bin/python" -m pip download -q --disable-pip-version-check -d dist/wheelhouse --only-binary=:all: \
