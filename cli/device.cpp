@@ -11,22 +11,6 @@
 
 namespace avgpool_cli {
 
-bool cuda_usable(std::string* why) {
-#if defined(AVGPOOL_WITH_CUDA)
-  int count = 0;
-  cudaError_t err = cudaGetDeviceCount(&count);
-  if (err != cudaSuccess || count == 0) {
-    *why = err != cudaSuccess ? cudaGetErrorString(err) : "no CUDA device";
-    cudaGetLastError();
-    return false;
-  }
-  return true;
-#else
-  *why = "built without CUDA";
-  return false;
-#endif
-}
-
 Buffer::Buffer(int64_t bytes, bool on_device) : bytes_(bytes), on_device_(on_device) {
   const size_t size = bytes > 0 ? (size_t)bytes : 1;
 #if defined(AVGPOOL_WITH_CUDA)

@@ -8,9 +8,6 @@
 
 namespace avgpool_cli {
 
-// True when CUDA is compiled in and a device is usable; *why says why not.
-bool cuda_usable(std::string* why);
-
 // A buffer in host or device memory.
 class Buffer {
  public:

@@ -31,9 +31,13 @@ const char* const kUsage =
     "  --seed S               input seed (default 20261129)\n"
     "  --samples K            random outputs checked against the reference (default 4096),\n"
     "                         besides every edge row and column of the first, middle and last plane\n"
+    "  --verbose              when no GPU is usable, also print the CUDA runtime's report\n"
+    "                         (error name and text, device count, driver and runtime versions)\n"
     "  --backward             time the backward instead: grad_output in, grad_input out (checked\n"
     "                         the same way, on grad_input)\n"
     "\n"
+    "Without a usable GPU, `run` says why in one line (e.g. \"no CUDA driver or device found\")\n"
+    "and runs on the CPU.\n"
     "golden: --emit OUT writes the file back in its own format with our float32 results in\n"
     "place of out/out32 (forward) or gin32 (backward)\n";
 
@@ -121,6 +125,7 @@ std::string parse_run(const std::vector<std::string>& args, RunOptions* o) {
     if (a == "--ceil-mode") p.ceil_mode = 1;
     else if (a == "--backward") o->backward = true;
     else if (a == "--exclude-pad") p.count_include_pad = 0;
+    else if (a == "--verbose") o->verbose = true;
     else if (a == "--shape") {
       if (!value(&v) || !parse_shape(v, &p)) return "--shape needs N,C,H,W (four integers)";
       o->shape_given = true;

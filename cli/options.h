@@ -16,6 +16,7 @@ struct RunOptions {
   int repeat = 20;
   uint64_t seed = 20261129;
   int samples = 4096;      // random outputs checked against the reference
+  bool verbose = false;    // also print the CUDA runtime's report when no GPU is usable
   bool backward = false;   // time the backward (grad_input from grad_output)
 };
 

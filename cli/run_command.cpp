@@ -11,6 +11,7 @@
 
 #include "avgpool/avgpool.h"
 #include "check.h"
+#include "cuda_presence.h"
 #include "device.h"
 #include "options.h"
 #include "tensor_util.h"
@@ -70,19 +71,31 @@ const char* dtype_text(avgpool_dtype d) {
 
 int run_command(const RunOptions& options) {
   avgpool_params p = options.params;
-  std::string why;
-  const bool have_gpu = cuda_usable(&why);
-  if (!have_gpu && p.backend == AVGPOOL_BACKEND_AUTO && !options.shape_given && p.n == 16) {
-    p.n = 2;  // 2 GiB instead of 17 GiB: seconds on a 2-core machine
-    printf("no GPU (%s): seed case scaled down to batch %lld on the CPU\n", why.c_str(),
-           (long long)p.n);
+  // The GPU question matters when the backend is left to us or CUDA is asked
+  // for: one line says why there is none, --verbose adds CUDA's own report.
+  const CudaPresence gpu = cuda_presence();
+  const bool gpu_matters = p.backend == AVGPOOL_BACKEND_AUTO || p.backend == AVGPOOL_BACKEND_CUDA;
+  if (!gpu.usable && p.backend == AVGPOOL_BACKEND_AUTO) {
+    if (!options.shape_given && p.n == 16) {
+      p.n = 2;  // 2 GiB instead of 17 GiB: seconds on a 2-core machine
+      printf("No GPU: %s; running the CPU default: the seed case at batch %lld instead of 16\n",
+             gpu.summary.c_str(), (long long)p.n);
+    } else {
+      printf("No GPU: %s; running on the CPU\n", gpu.summary.c_str());
+    }
   }
+  if (options.verbose && gpu_matters) printf("CUDA   %s\n", gpu.detail.c_str());
 
   avgpool_plan* plan = nullptr;
   avgpool_status s = avgpool_plan_create(&p, &plan);
   if (s != AVGPOOL_SUCCESS) {
     fprintf(stderr, "avgpool: cannot create the plan: %s: %s\n", avgpool_status_string(s),
             avgpool_last_error_message());
+#if defined(AVGPOOL_WITH_CUDA)
+    if (p.backend == AVGPOOL_BACKEND_CUDA && !gpu.usable)
+      fprintf(stderr, "avgpool: --backend cuda needs a GPU: %s%s\n", gpu.summary.c_str(),
+              options.verbose ? "" : " (--verbose for CUDA's report)");
+#endif
     return 1;
   }
   const char* impl = nullptr;

@@ -8,7 +8,14 @@
 //    that accepts runs into a guarded dst and must agree with the reference
 //    by compare_to_reference's rule; the CPU backend must take every valid
 //    problem; the input is never written; avgpool_reference_outputs agrees
-//    with the full reference on a sample.
+//    with the full reference on a sample;
+//  - the backward on the same valid parameters: the reference backward runs
+//    twice under two poison patterns (every grad_input element written,
+//    deterministic), every backward implementation of the CPU backend that
+//    accepts agrees with it by compare_backward_to_reference's rule, the CPU
+//    backend has a backward for every valid problem, grad_output is never
+//    written, avgpool_reference_grad_inputs agrees on a sample; refused
+//    parameters make avgpool_backward fail like plan creation, writing nothing.
 // Any violation prints the case and aborts, which libFuzzer reports as a crash.
 #include <stdint.h>
 #include <stdio.h>
@@ -42,6 +49,11 @@ constexpr int64_t kGuard = 64;                      // bytes of guard band each 
 
 const std::vector<std::string>& cpu_impls() {
   static const std::vector<std::string> names = impl_names("cpu:");
+  return names;
+}
+
+const std::vector<std::string>& cpu_backward_impls() {
+  static const std::vector<std::string> names = backward_impl_names("cpu:");
   return names;
 }
 
@@ -85,6 +97,9 @@ void check_refusal(const avgpool_params& p, avgpool_status s) {
   const avgpool_status f = avgpool_forward(&p, src.data(), dst.data() + 128, nullptr);
   if (f != s) fail(p, "avgpool_forward's status differs from plan creation's", avgpool_last_error_message());
   if (!is_poisoned(dst.data(), (int64_t)dst.size())) fail(p, "a refused call wrote dst", m);
+  const avgpool_status b = avgpool_backward(&p, src.data(), dst.data() + 128, nullptr);
+  if (b != s) fail(p, "avgpool_backward's status differs from plan creation's", avgpool_last_error_message());
+  if (!is_poisoned(dst.data(), (int64_t)dst.size())) fail(p, "a refused backward wrote grad_input", m);
 }
 
 bool strict() {
@@ -211,6 +226,78 @@ void check_valid(const Decoded& d, avgpool_plan* plan) {
   }
 }
 
+// The backward of a valid problem: grad_output from the same data.
+void check_backward(const Decoded& d, avgpool_plan* plan) {
+  const avgpool_params& p = d.params;
+  int64_t src_n = 0, dst_n = 0;
+  avgpool_plan_sizes(plan, &src_n, &dst_n);
+  if (src_n > kMaxElements || dst_n > kMaxElements || dst_n == 0) return;
+  const int64_t es = element_size(p.dtype);
+  std::vector<unsigned char> g((size_t)(dst_n * es));
+  for (int64_t i = 0; i < dst_n; ++i) store_double(p.dtype, g.data(), i, value_at(d, i));
+  const std::vector<unsigned char> g_copy = g;
+
+  avgpool_params rp = p;
+  rp.backend = AVGPOOL_BACKEND_REFERENCE;
+  Guarded ref(src_n * es, kPoisonByte), ref2(src_n * es, 0x5A);
+  if (run_reference_backward(rp, g.data(), ref.data()) != AVGPOOL_SUCCESS ||
+      run_reference_backward(rp, g.data(), ref2.data()) != AVGPOOL_SUCCESS)
+    fail(p, "the reference backward failed on valid parameters", avgpool_last_error_message());
+  if (!ref.intact() || !ref2.intact()) fail(p, "the reference backward wrote outside grad_input", "");
+  if (!first_diff(ref, ref2).empty())
+    fail(p, "the reference backward left elements unwritten or is not deterministic", first_diff(ref, ref2));
+
+  // The decoded plan's own backward (AUTO on its backend).
+  {
+    const char* name = nullptr;
+    if (avgpool_plan_backward_impl_name(plan, &name) != AVGPOOL_SUCCESS)
+      fail(p, "a valid host plan has no backward", avgpool_last_error_message());
+    Guarded got(src_n * es, kPoisonByte);
+    if (avgpool_plan_backward(plan, g.data(), got.data(), nullptr) != AVGPOOL_SUCCESS)
+      fail(p, "backward failed on a valid plan", avgpool_last_error_message());
+    const Mismatch m = compare_backward_to_reference(p, g.data(), got.data(), ref.data());
+    if (m.count != 0 || !got.intact()) fail(p, ("the decoded plan's backward disagrees: " + std::string(name)).c_str(), m.message());
+  }
+
+  int ran = 0;
+  for (const std::string& impl : cpu_backward_impls()) {
+    avgpool_params q = p;
+    q.backend = AVGPOOL_BACKEND_CPU;
+    const avgpool_status a = avgpool_impl_accepts(impl.c_str(), &q);
+    avgpool_plan* ip = nullptr;
+    const avgpool_status c = avgpool_plan_create_with_impls(&q, nullptr, impl.c_str(), &ip);
+    if (a != c) fail(q, ("impl_accepts and plan creation disagree for " + impl).c_str(), "");
+    if (c == AVGPOOL_ERROR_UNSUPPORTED) {
+      if (avgpool_last_error_message()[0] == '\0') fail(q, ("declined without a message: " + impl).c_str(), "");
+      continue;
+    }
+    if (c != AVGPOOL_SUCCESS) fail(q, ("plan creation failed: " + impl).c_str(), avgpool_last_error_message());
+    Guarded got(src_n * es, kPoisonByte);
+    const avgpool_status e = avgpool_plan_backward(ip, g.data(), got.data(), nullptr);
+    const std::string message = avgpool_last_error_message();
+    avgpool_plan_destroy(ip);
+    if (e != AVGPOOL_SUCCESS)
+      fail(q, ("backward failed: " + impl).c_str(), std::string(avgpool_status_string(e)) + ": " + message);
+    const Mismatch m = compare_backward_to_reference(q, g.data(), got.data(), ref.data());
+    if (m.count != 0) fail(q, ("backward disagrees with the reference: " + impl).c_str(), m.message());
+    if (!got.intact()) fail(q, ("backward wrote outside grad_input: " + impl).c_str(), "");
+    ++ran;
+  }
+  if (!cpu_backward_impls().empty() && ran == 0) fail(p, "no CPU backward implementation takes a valid problem", "");
+  if (g != g_copy) fail(p, "a backward wrote grad_output", "");
+
+  int64_t idx[4] = {0, src_n - 1, src_n / 2, (int64_t)(d.data_size * 7919) % src_n};
+  double vals[4];
+  if (avgpool_reference_grad_inputs(plan, g.data(), 4, idx, vals) != AVGPOOL_SUCCESS)
+    fail(p, "avgpool_reference_grad_inputs failed", avgpool_last_error_message());
+  for (int i = 0; i < 4; ++i) {
+    const double want = load_double(p.dtype, ref.data(), idx[i]);
+    if (!(vals[i] == want || (isnan(vals[i]) && isnan(want))))
+      fail(p, "avgpool_reference_grad_inputs differs from the reference backward",
+           "index " + std::to_string(idx[i]) + ": " + std::to_string(vals[i]) + " vs " + std::to_string(want));
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* bytes, size_t size) {
@@ -227,6 +314,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* bytes, size_t size) {
   }
   if (avgpool_last_error_message()[0] != '\0') fail(p, "message left after a success", avgpool_last_error_message());
   check_valid(d, plan);
+  check_backward(d, plan);
   avgpool_plan_destroy(plan);
   return 0;
 }

@@ -1,7 +1,23 @@
 #!/usr/bin/env bash
 # Installs the build dependencies from Debian's packages when any is missing.
 # Sourced by scripts/run.sh, scripts/test.sh and .ci/run.
-avgpool_packages=(cmake ninja-build g++ doctest-dev libeigen3-dev libbenchmark-dev libdnnl-dev)
+avgpool_packages=(cmake ninja-build g++ doctest-dev libeigen3-dev libbenchmark-dev libdnnl-dev
+                  ocl-icd-opencl-dev opencl-c-headers)
+# Every CMake package the configure looks for, by our find_package calls or
+# by those inside another package's CMake config, and the packages above that
+# provide it ("-": not a Debian package). .ci/check_deps records every
+# find_package of a configure and fails on a package missing here.
+avgpool_cmake_packages=(
+  "Eigen3 libeigen3-dev"
+  "OpenMP g++"                                  # libgomp comes with GCC
+  "doctest doctest-dev"
+  "benchmark libbenchmark-dev"                  # optional: bench/cpu
+  "Threads g++"                                 # from benchmark's config
+  "dnnl libdnnl-dev"                            # optional: bench/cpu's oneDNN anchor
+  "OpenCL ocl-icd-opencl-dev opencl-c-headers"  # from oneDNN's config: find_package(OpenCL REQUIRED);
+                                                # libdnnl-dev only recommends them
+  "CUDAToolkit -"                               # with nvcc only: NVIDIA's CUDA toolkit
+)
 avgpool_install_deps() {
   local missing=()
   for p in "${avgpool_packages[@]}"; do

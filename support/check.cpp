@@ -105,6 +105,13 @@ std::vector<std::string> backward_impl_names(const std::string& prefix) {
   return names;
 }
 
+std::vector<std::string> host_backward_impl_names() {
+  std::vector<std::string> names;
+  for (const std::string& name : backward_impl_names(""))
+    if (name.rfind("cuda:", 0) != 0) names.push_back(name);
+  return names;
+}
+
 avgpool_status run_reference_backward(const avgpool_params& p, const void* grad_output, void* grad_input) {
   avgpool_params r = p;
   r.backend = AVGPOOL_BACKEND_REFERENCE;

@@ -60,6 +60,10 @@ avgpool_status run_reference_backward(const avgpool_params& p, const void* grad_
 // ("" for all), in dispatch order.
 std::vector<std::string> backward_impl_names(const std::string& prefix);
 
+// The backward implementations that run on host memory (CPU and reference):
+// the ones the cpu suite runs (CUDA's are tests/gpu's, and need a device).
+std::vector<std::string> host_backward_impl_names();
+
 // The forward implementations compiled in whose names start with prefix ("cpu:",
 // "cuda:", "" for all), in dispatch order.
 std::vector<std::string> impl_names(const std::string& prefix);

@@ -38,15 +38,6 @@ struct GuardedBuffer {
   }
 };
 
-// The backward implementations on host memory, in dispatch order: the ones
-// the cpu suite runs (CUDA's are tests/gpu's, and need a device).
-inline std::vector<std::string> host_backward_impl_names() {
-  std::vector<std::string> names;
-  for (const std::string& name : avgpool_support::backward_impl_names(""))
-    if (name.rfind("cuda:", 0) != 0) names.push_back(name);
-  return names;
-}
-
 // The backend an implementation name belongs to.
 inline avgpool_backend backend_of_impl(const std::string& impl) {
   if (impl.rfind("cpu:", 0) == 0) return AVGPOOL_BACKEND_CPU;

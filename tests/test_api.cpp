@@ -1,6 +1,7 @@
 // The C API's contract: versions, statuses, parameters, plan queries,
 // implementation listing and forcing, the one-call function.
 #include <doctest/doctest.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <string>
@@ -14,9 +15,18 @@ using namespace avgpool_support;
 
 TEST_SUITE("cpu") {
 
-TEST_CASE("header and library versions agree") {
+TEST_CASE("header, library and CMake project versions agree") {
   CHECK(avgpool_version_number() == AVGPOOL_VERSION_NUMBER);
   CHECK(std::string(avgpool_version_string()) == AVGPOOL_VERSION_STRING);
+  CHECK(AVGPOOL_VERSION_NUMBER ==
+        AVGPOOL_VERSION_MAJOR * 10000u + AVGPOOL_VERSION_MINOR * 100u + AVGPOOL_VERSION_PATCH);
+  // The CMake project version (tests/CMakeLists.txt passes it), which the
+  // installed avgpoolConfigVersion.cmake and avgpool.pc carry.
+  const std::string project = AVGPOOL_TEST_PROJECT_VERSION;
+  CHECK(project == avgpool_version_string());
+  unsigned major = 0, minor = 0, patch = 0;
+  REQUIRE(sscanf(project.c_str(), "%u.%u.%u", &major, &minor, &patch) == 3);
+  CHECK(avgpool_version_number() == major * 10000u + minor * 100u + patch);
 }
 
 TEST_CASE("status values are pinned and every status has a name") {

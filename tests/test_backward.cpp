@@ -94,8 +94,11 @@ TEST_CASE("backward implementations are listed, flagged, and AUTO picks one per 
     REQUIRE(avgpool_plan_impl_name(plan, &fwd) == AVGPOOL_SUCCESS);
     REQUIRE(avgpool_plan_backward_impl_name(plan, &bwd) == AVGPOOL_SUCCESS);
     CHECK(backend_of_impl(fwd) == backend_of_impl(bwd));  // the backward runs on the forward's backend
-    if (backend_of_impl(bwd) != AVGPOOL_BACKEND_CUDA)     // AUTO is CUDA's where a device is usable
-      CHECK(std::string(bwd) == (b == AVGPOOL_BACKEND_REFERENCE ? "reference_backward" : "cpu:backward_gather"));
+    // AUTO takes CUDA where a device is usable, else the CPU.
+    const std::string want = b == AVGPOOL_BACKEND_REFERENCE                         ? "reference_backward"
+                             : backend_of_impl(fwd) == AVGPOOL_BACKEND_CUDA ? "cuda:backward_gather"
+                                                                             : "cpu:backward_gather";
+    CHECK(std::string(bwd) == want);
     avgpool_plan_destroy(plan);
   }
   // stride == kernel: the broadcast comes first.
@@ -176,6 +179,9 @@ TEST_CASE("backward kernel paths: column blocks, long kernels, many channels, st
       {1, 3, 30, 100, 13, 6, 3, 5, 6, 3, 1},   // taps > 2 both ways
       {2, 1, 90, 7, 90, 1, 1, 1, 0, 0, 0},     // ring of 90 slots (more than 64)
       {3, 64, 7, 7, 7, 7, 7, 7, 0, 0, 0},      // global
+      {2, 20, 5, 6, 3, 4, 5, 5, 1, 1, 0},      // one window per plane, not all of it
+      {1, 2, 9, 10, 3, 41, 1, 1, 1, 20, 1},    // kernel far wider than the input: NCHW per pixel
+      {1, 2, 3, 200, 2, 40, 1, 2, 0, 20, 0},   // more than 16 taps: NCHW per pixel
       {1, 2, 8, 999, 2, 2, 2, 2, 0, 0, 0},
       {1, 1, 20, 200, 3, 16, 1, 1, 1, 8, 0},
       {2, 20, 11, 11, 2, 2, 4, 4, 0, 0, 0},    // stride > kernel: zero gaps
@@ -191,7 +197,8 @@ TEST_CASE("backward kernel paths: column blocks, long kernels, many channels, st
         for (int layout = 0; layout < 2; ++layout)
           for (int numerics = 0; numerics < 2; ++numerics) {
             const bool defaults = setting[0] == nullptr && setting[1] == nullptr;
-            if (!defaults && (dtype + 2 * layout + numerics) % 4 != 0) continue;  // forced settings: a quarter, for time
+            // Forced settings on half the combinations (for time): every dtype in both layouts.
+            if (!defaults && (dtype + numerics) % 2 != layout) continue;
             avgpool_params p = shape_params(s.n, s.c, s.h, s.w, s.kh, s.kw, s.sh, s.sw, s.ph, s.pw, s.ceil);
             p.count_include_pad = (int)((s.w + dtype) % 2);
             p.dtype = (avgpool_dtype)dtype;
@@ -372,15 +379,35 @@ TEST_CASE("backward: forcing a backward implementation that declines, or of anot
   CHECK(avgpool_impl_accepts("cpu:backward_broadcast", &p) == AVGPOOL_ERROR_UNSUPPORTED);
   CHECK(avgpool_impl_accepts("cpu:backward_gather", &p) == AVGPOOL_SUCCESS);
   // A forward name where a backward one is expected, and the reverse.
-  CHECK(avgpool_plan_create_with_impls(&p, nullptr, "cpu:nhwc", &plan) == AVGPOOL_ERROR_INVALID_ARGUMENT);
+  CHECK(avgpool_plan_create_with_impls(&p, nullptr, "cpu:simd", &plan) == AVGPOOL_ERROR_INVALID_ARGUMENT);
   CHECK(std::string(avgpool_last_error_message()).find("forward implementation") != std::string::npos);
   CHECK(avgpool_plan_create_with_impls(&p, "cpu:backward_gather", nullptr, &plan) == AVGPOOL_ERROR_INVALID_ARGUMENT);
   CHECK(avgpool_plan_create_with_impl(&p, "reference_backward", &plan) == AVGPOOL_ERROR_INVALID_ARGUMENT);
   // Forward and backward of different backends.
-  CHECK(avgpool_plan_create_with_impls(&p, "cpu:nchw_generic", "reference_backward", &plan) ==
+  CHECK(avgpool_plan_create_with_impls(&p, "cpu:simd", "reference_backward", &plan) ==
         AVGPOOL_ERROR_INVALID_ARGUMENT);
   CHECK(std::string(avgpool_last_error_message()).find("backend") != std::string::npos);
   CHECK(plan == reinterpret_cast<avgpool_plan*>(0x1));
+}
+
+TEST_CASE("backward: a plan whose problem no CPU backward takes still runs forward, and says why") {
+  // A million output rows, each window a million rows tall: every input row
+  // is in up to 2^20 windows (the CPU backward's ring would need terabytes).
+  avgpool_params p = shape_params(1, 1, (int64_t{3} << 20), 1, (int64_t{1} << 20) + 1, 1, 1, 1, 0, 0, 0);
+  p.backend = AVGPOOL_BACKEND_CPU;
+  avgpool_plan* plan = nullptr;
+  REQUIRE(avgpool_plan_create(&p, &plan) == AVGPOOL_SUCCESS);
+  const char* name = "untouched";
+  CHECK(avgpool_plan_backward_impl_name(plan, &name) == AVGPOOL_ERROR_UNSUPPORTED);
+  const std::string why = avgpool_last_error_message();
+  CHECK(why.find("cover one input element") != std::string::npos);
+  CHECK(std::string(name) == "untouched");
+  float g = 1.0f, gin = -7.0f;
+  CHECK(avgpool_plan_backward(plan, &g, &gin, nullptr) == AVGPOOL_ERROR_UNSUPPORTED);
+  CHECK(std::string(avgpool_last_error_message()) == why);
+  CHECK(gin == -7.0f);
+  CHECK(avgpool_impl_accepts("cpu:backward_gather", &p) == AVGPOOL_ERROR_UNSUPPORTED);
+  avgpool_plan_destroy(plan);
 }
 
 TEST_CASE("avgpool_reference_grad_inputs: checks its arguments, agrees with the reference backward") {

@@ -34,9 +34,21 @@ enum BackwardScheme : int32_t {
   kBackwardRows = 1,
   // Per input pixel, vectorized across the vec contiguous elements (NHWC).
   kBackwardPixels = 2,
+  // NCHW, one window per plane (global pooling): each plane is its one term
+  // where the window is and 0 elsewhere; the terms of a vector of planes at
+  // once, whole planes written as one run.
+  kBackwardOneWindow = 3,
 };
 
 constexpr int64_t kBackwardLanes = 16;  // column tables are padded to this many lanes
+
+// One vector's worth of a spread row (see BackwardJob::spread): lane l takes
+// q[first + index[l]] when bit l of mask is set, else 0.
+struct BackwardSpread {
+  int64_t first;
+  uint32_t mask;
+  int32_t index[kBackwardLanes];
+};
 
 struct BackwardJob {
   int32_t scheme;
@@ -65,13 +77,28 @@ struct BackwardJob {
   // A ring slot (elements of the accumulator type): `lead` zeros, the q
   // values of the block's output columns (times vec), zeros up to `slot`.
   int64_t lead, slot;
-  // NCHW gathers (kBackwardRows with sw > 1, kBackwardBroadcastRows): for
-  // tap t and input column x, col_index[t * index_stride + x] is the slot
-  // position of the t-th covering output column of x, or a zero of the slot
-  // when x has fewer. index_stride >= w rounded up to kBackwardLanes.
-  int32_t taps;
-  const int32_t* col_index;
-  int64_t index_stride;
+  // kBackwardRows with sw > 1: a slot holds the q row spread over the
+  // block's input columns, one row of width `spread_width` per tap
+  // (`expanded` rows), computed from the q row in a buffer of q_elements.
+  // Fast numerics (any kBackwardRows): one row per slot, the sum of the
+  // taps; with sw == 1 (hsum) the sums of kw neighbours of the q row, which
+  // the q buffer holds padded as a q-row slot would be (`lead` zeros first).
+  int32_t expanded;
+  bool hsum;
+  int64_t spread_width, q_elements;
+  // Spreading a q row (those slots, and kBackwardBroadcastRows' rows, one
+  // tap): for tap t and the lanes of input columns [x, x + lanes) (x a
+  // multiple of the vector's lanes), spread[t * spread_chunks + x / lanes]
+  // says which output columns' q values the lanes take (a run of at most
+  // one vector from `first`: a column's t-th covering output column grows
+  // by at most one per column) and which lanes have none.
+  const BackwardSpread* spread;
+  int64_t spread_chunks;
+  int32_t taps;  // tables in spread
+  // kBackwardOneWindow: lane l of the plane's vector v (elements [v * lanes,
+  // (v + 1) * lanes)) is in the window when bit l of plane_mask[v] is set;
+  // NULL when the window covers the whole plane.
+  const uint32_t* plane_mask;
   // Divisors, per distinct row pattern: output (oy, ox) uses
   // div_values[div_row[oy] * ow + ox] (accumulator type): the value to
   // divide by in pytorch numerics (f16/bf16: already rounded to the type),
@@ -81,8 +108,15 @@ struct BackwardJob {
   // Parallel units: (plane block, input row block, column block), column
   // block fastest.
   int64_t planes_per_unit, rows_per_unit, row_units, units;
-  int64_t stage_elements;  // staging buffer (grad_input elements) for nt
-  size_t scratch_bytes;    // per thread, 64-byte aligned
+  // nt: a unit's grad_input is staged whole when it is one contiguous run
+  // (a single column block) of at most stage_elements; else row by row.
+  bool stage_unit;
+  // nt, NHWC, stride >= kernel, f32/f64: every pixel is one q vector (or
+  // zeros), streamed straight from its slot.
+  bool pixel_copy;
+  int64_t stage_elements;   // staging buffer (grad_input elements)
+  int64_t spread_elements;  // kBackwardBroadcastRows: one spread row
+  size_t scratch_bytes;     // per thread, 64-byte aligned
 };
 
 // Runs unit u of the job: grad_input from grad_output.
@@ -103,13 +137,16 @@ inline size_t backward_align64(size_t n) { return (n + 63) & ~(size_t)63; }
 
 // Per-thread scratch layout (backward_kernels.inl follows it): ring tags
 // (ring_slots int64), row pointers (ring_slots), the ring (ring_slots
-// slots), the row sum (one slot), the staging buffer (stage_elements of at
-// most 8 bytes). Slots are whole vectors: j.slot is a multiple of 16.
+// slots), the row sum (one slot), the q buffer (q_elements), the staging
+// buffer (stage_elements of at most 8 bytes), the spread row
+// (spread_elements of at most 8 bytes). Slots are whole vectors: j.slot is
+// a multiple of 16.
 inline size_t backward_scratch_bytes(const BackwardJob& j, size_t acc_size) {
   return backward_align64((size_t)j.ring_slots * sizeof(int64_t)) +
          backward_align64((size_t)j.ring_slots * sizeof(void*)) +
          (size_t)(j.ring_slots + 1) * backward_align64((size_t)j.slot * acc_size) +
-         backward_align64((size_t)j.stage_elements * 8) + 64;
+         backward_align64((size_t)j.q_elements * acc_size) + backward_align64((size_t)j.stage_elements * 8) +
+         backward_align64((size_t)j.spread_elements * 8) + 64;
 }
 
 }  // namespace cpu

@@ -16,7 +16,9 @@
 //      nothing: a sum that starts at +0 is never -0, and x + 0 == x for
 //      every other x (NaN and infinities included);
 //   4. one rounding to the dtype, stored (or staged and streamed).
+#if defined(__SSE2__)
 #include <immintrin.h>
+#endif
 #include <stdint.h>
 #include <string.h>
 
@@ -34,7 +36,16 @@ namespace {
 enum class F16 : uint16_t {};
 enum class BF16 : uint16_t {};
 
+// Orders non-temporal (streamed) stores before a later barrier: x86's are
+// weakly ordered; other targets stream nothing (plain stores).
+inline void nt_fence() {
+#if defined(__SSE2__)
+  _mm_sfence();
+#endif
+}
+
 inline int64_t imin(int64_t a, int64_t b) { return a < b ? a : b; }
+inline int64_t imax(int64_t a, int64_t b) { return a > b ? a : b; }
 
 #include "half_bits.h"
 
@@ -159,40 +170,54 @@ template <class T> inline vec<float> round_to(vec<float> x) {
   return load_in(tmp);
 }
 
-// ---- gathers: lanes base[idx[l]] (idx: N int32) ----------------------------
-inline vec<float> gather(const float* base, const int32_t* idx) {
+// ---- spreading q values over input columns: one permutation per vector ----
+// Lanes l with bit l of e.mask: the q value of output column e.first +
+// e.index[l]; the others 0. q holds the values from output column q_first
+// on, with a vector of slack after them.
+inline vec<float> spread_lanes(const float* q, int64_t q_first, const BackwardSpread& e) {
+  const float* run = q + (e.first - q_first);
 #if defined(__AVX512F__)
-  return (vec<float>)_mm512_i32gather_ps(_mm512_loadu_si512(idx), base, 4);
-#elif defined(__AVX2__)
-  union { vec<float> v; __m256 h[2]; } u;
-  u.h[0] = _mm256_i32gather_ps(base, _mm256_loadu_si256((const __m256i*)idx), 4);
-  u.h[1] = _mm256_i32gather_ps(base, _mm256_loadu_si256((const __m256i*)(idx + 8)), 4);
-  return u.v;
+  return (vec<float>)_mm512_maskz_permutexvar_ps((__mmask16)e.mask, _mm512_loadu_si512(e.index), _mm512_loadu_ps(run));
 #else
-  vec<float> v;
-  for (int l = 0; l < 16; ++l) v[l] = base[idx[l]];
+  vec<float> v = vec<float>{};
+  for (int l = 0; l < 16; ++l)
+    if (e.mask >> l & 1u) v[l] = run[e.index[l]];
   return v;
 #endif
 }
-inline vec<double> gather(const double* base, const int32_t* idx) {
+inline vec<double> spread_lanes(const double* q, int64_t q_first, const BackwardSpread& e) {
+  const double* run = q + (e.first - q_first);
 #if defined(__AVX512F__)
-  return (vec<double>)_mm512_i32gather_pd(_mm256_loadu_si256((const __m256i*)idx), base, 8);
-#elif defined(__AVX2__)
-  union { vec<double> v; __m256d h[2]; } u;
-  u.h[0] = _mm256_i32gather_pd(base, _mm_loadu_si128((const __m128i*)idx), 8);
-  u.h[1] = _mm256_i32gather_pd(base, _mm_loadu_si128((const __m128i*)(idx + 4)), 8);
-  return u.v;
+  const __m512i idx = _mm512_cvtepi32_epi64(_mm256_loadu_si256((const __m256i*)e.index));
+  return (vec<double>)_mm512_maskz_permutexvar_pd((__mmask8)e.mask, idx, _mm512_loadu_pd(run));
 #else
-  vec<double> v;
-  for (int l = 0; l < 8; ++l) v[l] = base[idx[l]];
+  vec<double> v = vec<double>{};
+  for (int l = 0; l < 8; ++l)
+    if (e.mask >> l & 1u) v[l] = run[e.index[l]];
   return v;
+#endif
+}
+
+// ---- copies of short runs without a library call ---------------------------------
+inline void copy_bytes(void* dst, const void* src, size_t n) {
+  char* d = static_cast<char*>(dst);
+  const char* s = static_cast<const char*>(src);
+  size_t i = 0;
+  for (; i + 64 <= n; i += 64) memcpy(d + i, s + i, 64);
+#if defined(__AVX512BW__)
+  if (i < n) {
+    const __mmask64 m = ((__mmask64)1 << (n - i)) - 1;  // n - i < 64
+    _mm512_mask_storeu_epi8(d + i, m, _mm512_maskz_loadu_epi8(m, s + i));
+  }
+#else
+  memcpy(d + i, s + i, n - i);
 #endif
 }
 
 // ---- streaming a staged run of grad_input ------------------------------------
 // Whole aligned 64-byte lines with non-temporal stores, the ragged ends with
 // ordinary ones.
-inline void stream_copy(void* dst, const void* src, size_t bytes) {
+__attribute__((always_inline)) inline void stream_copy(void* dst, const void* src, size_t bytes) {
   char* d = static_cast<char*>(dst);
   const char* s = static_cast<const char*>(src);
   size_t head = (64 - ((uintptr_t)d & 63)) & 63;
@@ -206,7 +231,7 @@ inline void stream_copy(void* dst, const void* src, size_t bytes) {
     _mm256_stream_si256((__m256i*)(d + i), _mm256_loadu_si256((const __m256i*)(s + i)));
     _mm256_stream_si256((__m256i*)(d + i + 32), _mm256_loadu_si256((const __m256i*)(s + i + 32)));
   }
-#else
+#elif defined(__SSE2__)
   for (; i + 16 <= bytes; i += 16) _mm_stream_si128((__m128i*)(d + i), _mm_loadu_si128((const __m128i*)(s + i)));
 #endif
   memcpy(d + i, s + i, bytes - i);
@@ -225,8 +250,10 @@ struct Unit {
   const A** rp;   // ring_slots row pointers
   A* ring;
   A* vsum;
+  A* qbuf;
   T* stage;
-  int64_t ow_lo, ow_hi, x0, x1;
+  T* spread;
+  int64_t p0, y0, y1, ow_lo, ow_hi, x0, x1;
 
   // The term of one grad_output vector with its divisor values.
   static vec<A> term(vec<A> g, vec<A> d) {
@@ -239,16 +266,18 @@ struct Unit {
     }
   }
 
-  // q row of plane p, output row oy, into a slot: [lead) zeros, the block's
-  // output columns, zeros to the end.
-  void fill_slot(A* s, int64_t p, int64_t oy) {
+  // The q values of plane p, output row oy, block columns, into q (n * vec).
+  void q_row(A* q, int64_t p, int64_t oy) {
     const int64_t V = j.vec, n = (ow_hi - ow_lo) * V;
     const T* g = gout + ((p * j.oh + oy) * j.ow + ow_lo) * V;
     const A* div = static_cast<const A*>(j.div_values) + (int64_t)j.div_row[oy] * j.ow + ow_lo;
-    A* q = s + j.lead;
-    for (int64_t i = 0; i < j.lead; ++i) s[i] = A(0);
     if (V == 1) {
       int64_t i = 0;
+      // The next output row's grad_output is read soon (by the next input
+      // rows): fetch it while this one is computed.
+      if (oy + 1 < j.oh)
+        for (int64_t b = 0; b < n * (int64_t)sizeof(T); b += 64)
+          __builtin_prefetch(reinterpret_cast<const char*>(g + j.ow) + b, 0, 3);
       for (; i + N <= n; i += N) storeu(q + i, term(load_in(g + i), loadu(div + i)));
       if (i < n) store_part(q + i, term(load_in_part<T, A>(g + i, n - i), load_part(div + i, n - i)), n - i);
     } else {
@@ -257,14 +286,64 @@ struct Unit {
         const T* go = g + o * V;
         A* qo = q + o * V;
         int64_t c = 0;
-        for (; c + N <= V; c += N) storeu(qo + c, term(load_in(go + c), d));
-        if (c < V) store_part(qo + c, term(load_in_part<T, A>(go + c, V - c), d), V - c);
+        // + 0 for pixel copies: the slot is the result (a lone -0 term gives +0).
+        const vec<A> z = zero<A>();
+        for (; c + N <= V; c += N) storeu(qo + c, z + term(load_in(go + c), d));
+        if (c < V) store_part(qo + c, z + term(load_in_part<T, A>(go + c, V - c), d), V - c);
       }
     }
-    for (int64_t i = j.lead + n; i < j.slot; ++i) s[i] = A(0);
   }
 
-  // The slot holding q row oy of plane p (computed if not there yet).
+  // Fills slot s for plane p, output row oy. q-row slots: the q values
+  // after `lead` (the zeros around them are written once per unit, by
+  // zero_ring). Spread slots (kBackwardRows, sw > 1): for each tap t, every
+  // block column's t-th term from this row (0 where it has none), one
+  // permutation of the q row per vector.
+  void fill_slot(A* s, int64_t p, int64_t oy) {
+    if (j.expanded == 0) {
+      q_row(s + j.lead, p, oy);
+      return;
+    }
+    const int64_t width = x1 - x0;
+    if (j.hsum) {  // fast, sw == 1: the kw-sums of the padded q row
+      q_row(qbuf + j.lead, p, oy);
+      const A* q = qbuf + j.lead + x0 + j.pw - j.kw + 1 - ow_lo;
+      for (int64_t x = 0; x < width; x += N) {
+        vec<A> sum = loadu(q + x);
+        for (int64_t t = 1; t < j.kw; ++t) sum += loadu(q + x + t);
+        storeu(s + x, sum);
+      }
+      return;
+    }
+    q_row(qbuf, p, oy);
+    const BackwardSpread* e0 = j.spread + x0 / N;
+    if (!PYTORCH) {  // one row: the taps' sum
+      for (int64_t x = 0; x < width; x += N) {
+        const BackwardSpread* e = e0 + x / N;
+        vec<A> sum = spread_lanes(qbuf, ow_lo, *e);
+        for (int64_t t = 1; t < j.taps; ++t) sum += spread_lanes(qbuf, ow_lo, e[t * j.spread_chunks]);
+        storeu(s + x, sum);
+      }
+      return;
+    }
+    for (int64_t t = 0; t < j.expanded; ++t) {
+      A* row = s + t * j.spread_width;
+      const BackwardSpread* e = e0 + t * j.spread_chunks;
+      for (int64_t x = 0; x < width; x += N, ++e) storeu(row + x, spread_lanes(qbuf, ow_lo, *e));
+    }
+  }
+
+  // The zeros of q-row slots (before `lead`, after the q values), for this
+  // unit's column block.
+  void zero_ring() {
+    if (j.hsum)
+      for (int64_t i = 0; i < j.q_elements; i += N) storeu(qbuf + i, zero<A>());
+    if (j.expanded != 0 || j.scheme == kBackwardBroadcastRows) return;
+    for (int64_t r = 0; r < j.ring_slots; ++r)
+      for (int64_t i = 0; i < j.slot; i += N) storeu(ring + r * j.slot + i, zero<A>());
+  }
+
+  // The slot holding row oy of plane p (computed if not there yet).
   const A* slot_of(int64_t p, int64_t oy) {
     const int64_t r = oy % j.ring_slots;
     A* s = ring + r * j.slot;
@@ -276,114 +355,182 @@ struct Unit {
     return s;
   }
 
-  // The rows input row y adds, and how many; fast numerics with several:
-  // their sum, as one row.
-  int64_t rows_of(int64_t p, int64_t y, const A** rows) {
+  // The rows input row y adds, and how many; fast numerics with several
+  // q-row slots: their sum, as one row.
+  int64_t rows_of(int64_t p, int64_t y) {
     const int64_t first = j.row_first[y], count = j.row_count[y];
-    for (int64_t r = 0; r < count; ++r) rows[r] = slot_of(p, first + r);
+    for (int64_t r = 0; r < count; ++r) rp[r] = slot_of(p, first + r);
     if (!j.presum || count < 2) return count;
     for (int64_t i = 0; i < j.slot; i += N) {
-      vec<A> s = loadu(rows[0] + i);
-      for (int64_t r = 1; r < count; ++r) s += loadu(rows[r] + i);
+      vec<A> s = loadu(rp[0] + i);
+      for (int64_t r = 1; r < count; ++r) s += loadu(rp[r] + i);
       storeu(vsum + i, s);
     }
-    rows[0] = vsum;
+    rp[0] = vsum;
     return 1;
   }
 
-  void store(T* dst, vec<A> acc, int64_t k) {
+  static void store(T* dst, vec<A> acc, int64_t k) {
     if (k == N) store_out(dst, acc);
     else store_out_part<T, A>(dst, acc, k);
   }
 
-  // Writes a finished run of n grad_input elements at dst from the staging
-  // buffer (nt) -- or nothing, when the kernel wrote dst directly.
-  void flush(T* dst, int64_t n) {
-    if (j.nt) stream_copy(dst, stage, (size_t)n * sizeof(T));
+  // Where row y of plane p (the block's part of it) is written: grad_input
+  // itself, or (nt) the staging buffer, which holds the whole unit or one row.
+  int64_t row_elements() const { return (x1 - x0) * j.vec; }
+  T* row_dst(int64_t p, int64_t y) const { return gin + ((p * j.h + y) * j.w + x0) * j.vec; }
+  T* row_out(int64_t p, int64_t y) const {
+    if (!j.nt) return row_dst(p, y);
+    if (j.stage_unit) return stage + ((p - p0) * (y1 - y0) + (y - y0)) * row_elements();
+    return stage;
   }
-
-  void zero_run(T* dst, int64_t n) {
-    if (j.nt) {
-      memset(stage, 0, (size_t)n * sizeof(T));
-      stream_copy(dst, stage, (size_t)n * sizeof(T));
-    } else {
-      memset(dst, 0, (size_t)n * sizeof(T));
-    }
+  // After row y is in row_out: stream it when staged row by row.
+  void row_done(int64_t p, int64_t y) {
+    if (j.nt && !j.stage_unit) stream_copy(row_dst(p, y), stage, (size_t)row_elements() * sizeof(T));
+  }
+  void zero_row(int64_t p, int64_t y) {
+    memset(row_out(p, y), 0, (size_t)row_elements() * sizeof(T));
+    row_done(p, y);
   }
 
   // ---- NCHW, one input row: sums over the covering rows and columns -------
-  void nchw_row(const A* const* rows, int64_t nrows, T* out) {
+  void nchw_row(int64_t nrows, T* out) {
     const int64_t width = x1 - x0;
-    if (j.sw == 1) {
-      // Column x's taps are the slot's positions from x + pw - kw + 1 on.
-      const int64_t base = j.lead + x0 + j.pw - j.kw + 1 - ow_lo;
-      for (int64_t x = 0; x < width; x += N) {
-        vec<A> acc = zero<A>();
-        for (int64_t r = 0; r < nrows; ++r) {
-          const A* s = rows[r] + base + x;
-          for (int64_t t = 0; t < j.kw; ++t) acc += loadu(s + t);
-        }
-        store(out + x, acc, imin(N, width - x));
-      }
-    } else {
-      const int32_t* idx = j.col_index + x0;
+    if (j.expanded != 0) {
+      // Spread slots: contiguous loads, rows then taps (PyTorch's order).
+      const int64_t taps = j.expanded;
       for (int64_t x = 0; x < width; x += N) {
         vec<A> acc = zero<A>();
         for (int64_t r = 0; r < nrows; ++r)
-          for (int64_t t = 0; t < j.taps; ++t) acc += gather(rows[r], idx + t * j.index_stride + x);
+          for (int64_t t = 0; t < taps; ++t) acc += loadu(rp[r] + t * j.spread_width + x);
         store(out + x, acc, imin(N, width - x));
       }
+      return;
+    }
+    // sw == 1: column x's taps are the slot's positions from x + pw - kw + 1 on.
+    const int64_t base = j.lead + x0 + j.pw - j.kw + 1 - ow_lo;
+    if (j.kw == 3) {  // the common case, unrolled
+      for (int64_t x = 0; x < width; x += N) {
+        vec<A> acc = zero<A>();
+        for (int64_t r = 0; r < nrows; ++r) {
+          const A* s = rp[r] + base + x;
+          acc += loadu(s);
+          acc += loadu(s + 1);
+          acc += loadu(s + 2);
+        }
+        store(out + x, acc, imin(N, width - x));
+      }
+      return;
+    }
+    for (int64_t x = 0; x < width; x += N) {
+      vec<A> acc = zero<A>();
+      for (int64_t r = 0; r < nrows; ++r) {
+        const A* s = rp[r] + base + x;
+        for (int64_t t = 0; t < j.kw; ++t) acc += loadu(s + t);
+      }
+      store(out + x, acc, imin(N, width - x));
     }
   }
 
-  void run_rows(int64_t p, int64_t y0, int64_t y1) {
+  void run_rows(int64_t p) {
     for (int64_t y = y0; y < y1; ++y) {
-      T* dst = gin + (p * j.h + y) * j.w + x0;
       if (j.row_count[y] == 0) {
-        zero_run(dst, x1 - x0);
+        zero_row(p, y);
         continue;
       }
-      const int64_t nrows = rows_of(p, y, rp);
-      nchw_row(rp, nrows, j.nt ? stage : dst);
-      flush(dst, x1 - x0);
+      nchw_row(rows_of(p, y), row_out(p, y));
+      row_done(p, y);
     }
   }
 
   // ---- NCHW, stride >= kernel: spread each output row once, copy it ---------
-  void run_broadcast(int64_t p, int64_t y0, int64_t y1) {
+  // The spread: each output column's term over its window's input columns
+  // (one permutation per vector), zeros where no window is.
+  void spread_row(const A* q) {
     const int64_t width = x1 - x0;
-    int64_t spread = -1;  // the output row whose spread `stage` holds
+    const BackwardSpread* e = j.spread + x0 / N;
+    for (int64_t x = 0; x < width; x += N, ++e)  // + 0: a -0 term gives +0, as in PyTorch's sum
+      store(spread + x, zero<A>() + spread_lanes(q, ow_lo, *e), imin(N, width - x));
+  }
+
+  static void copy(T* dst, const T* src, int64_t n) { copy_bytes(dst, src, (size_t)n * sizeof(T)); }
+
+  void run_broadcast(int64_t p) {
+    const int64_t width = x1 - x0;
+    int64_t spread_oy = -1;  // the output row the spread holds
     for (int64_t y = y0; y < y1; ++y) {
-      T* dst = gin + (p * j.h + y) * j.w + x0;
       if (j.row_count[y] == 0) {
-        zero_run(dst, width);
-        spread = -1;
+        zero_row(p, y);
         continue;
       }
       const int64_t oy = j.row_first[y];
-      if (spread != oy) {
-        const A* s = slot_of(p, oy);
-        const int32_t* idx = j.col_index + x0;
-        for (int64_t x = 0; x < width; x += N) store(stage + x, zero<A>() + gather(s, idx + x), imin(N, width - x));
-        spread = oy;
+      if (spread_oy != oy) {
+        q_row(qbuf, p, oy);
+        spread_row(qbuf);
+        spread_oy = oy;
       }
-      if (j.nt) stream_copy(dst, stage, (size_t)width * sizeof(T));
-      else memcpy(dst, stage, (size_t)width * sizeof(T));
+      // nt row by row: straight from the spread row (in L1) to grad_input.
+      if (j.nt && !j.stage_unit) stream_copy(row_dst(p, y), spread, (size_t)width * sizeof(T));
+      else copy(row_out(p, y), spread, width);
     }
   }
 
+  // ---- NCHW, one window per plane: planes [p0, p1) as one run ---------------
+  void run_one_window(int64_t p1) {
+    const int64_t hw = j.h * j.w;
+    const vec<A> d = zero<A>() + static_cast<const A*>(j.div_values)[0];
+    T* out = j.nt ? stage : gin + p0 * hw;  // nt: the unit is staged whole
+    for (int64_t p = p0; p < p1; p += N) {
+      const int64_t k = imin(N, p1 - p);
+      A terms[N];  // one per plane: grad_output has one element per plane
+      storeu(terms, term(load_in_part<T, A>(gout + p, k), d));
+      for (int64_t l = 0; l < k; ++l) {
+        const vec<A> v = zero<A>() + (A(0) + terms[l]);  // + 0: a -0 term gives +0
+        T* o = out + (p - p0 + l) * hw;
+        for (int64_t i = 0, c = 0; i < hw; i += N, ++c)
+          store(o + i, j.plane_mask ? select(j.plane_mask[c], v) : v, imin(N, hw - i));
+      }
+    }
+  }
+
+  // Lanes of v whose bit in mask is set; the others +0.
+  static vec<A> select(uint32_t mask, vec<A> v) {
+#if defined(__AVX512F__)
+    if constexpr (sizeof(A) == 4) return (vec<A>)_mm512_maskz_mov_ps((__mmask16)mask, (__m512)v);
+    else return (vec<A>)_mm512_maskz_mov_pd((__mmask8)mask, (__m512d)v);
+#else
+    vec<A> r = zero<A>();
+    for (int l = 0; l < N; ++l)
+      if (mask >> l & 1u) r[l] = v[l];
+    return r;
+#endif
+  }
+
   // ---- per pixel, vec elements each (NHWC) --------------------------------------
-  void run_pixels(int64_t p, int64_t y0, int64_t y1) {
+  void run_pixels(int64_t p) {
     const int64_t V = j.vec;
     for (int64_t y = y0; y < y1; ++y) {
-      T* dst = gin + ((p * j.h + y) * j.w + x0) * V;
-      const int64_t n = (x1 - x0) * V;
       if (j.row_count[y] == 0) {
-        zero_run(dst, n);
+        zero_row(p, y);
         continue;
       }
-      const int64_t nrows = rows_of(p, y, rp);
-      T* out = j.nt ? stage : dst;
+      const int64_t nrows = rows_of(p, y);
+      if (j.pixel_copy) {
+        // Each pixel is one q vector or zeros: streamed straight from the
+        // slot (its -0 already made +0 by q_row) or from a zeroed stage.
+        T* dst = row_dst(p, y);
+        for (int64_t x = x0; x < x1; ++x) {
+          const size_t bytes = (size_t)V * sizeof(T);
+          if (j.col_count[x] == 0) {
+            memset(stage, 0, bytes);
+            stream_copy(dst + (x - x0) * V, stage, bytes);
+          } else {
+            stream_copy(dst + (x - x0) * V, rp[0] + (j.col_first[x] - ow_lo) * V, bytes);
+          }
+        }
+        continue;
+      }
+      T* out = row_out(p, y);
       for (int64_t x = x0; x < x1; ++x) {
         const int64_t first = (j.col_first[x] - ow_lo) * V + j.lead, count = j.col_count[x];
         T* o = out + (x - x0) * V;
@@ -411,7 +558,7 @@ struct Unit {
           store(o + c, a, k);
         }
       }
-      flush(dst, n);
+      row_done(p, y);
     }
   }
 };
@@ -433,19 +580,30 @@ void run_unit(const BackwardJob& j, const void* grad_output, void* grad_input, i
   s += (size_t)j.ring_slots * backward_align64((size_t)j.slot * sizeof(A));
   A* vsum = reinterpret_cast<A*>(s);
   s += backward_align64((size_t)j.slot * sizeof(A));
+  A* qbuf = reinterpret_cast<A*>(s);
+  s += backward_align64((size_t)j.q_elements * sizeof(A));
   T* stage = reinterpret_cast<T*>(s);
+  s += backward_align64((size_t)j.stage_elements * 8);
+  T* spread = reinterpret_cast<T*>(s);
   for (int64_t r = 0; r < j.ring_slots; ++r) tags[r] = -1;
 
-  Unit<T, A, PYTORCH> unit{j, static_cast<const T*>(grad_output), static_cast<T*>(grad_input), tags, rp, ring, vsum, stage,
-                           j.block_ow[2 * b], j.block_ow[2 * b + 1], j.block_x[b], j.block_x[b + 1]};
-  for (int64_t p = p0; p < p1; ++p) {
+  Unit<T, A, PYTORCH> unit{j,    static_cast<const T*>(grad_output), static_cast<T*>(grad_input), tags, rp, ring, vsum,
+                           qbuf, stage, spread, p0, y0, y1, j.block_ow[2 * b], j.block_ow[2 * b + 1], j.block_x[b],
+                           j.block_x[b + 1]};
+  unit.zero_ring();
+  if (j.scheme == kBackwardOneWindow) unit.run_one_window(p1);
+  else for (int64_t p = p0; p < p1; ++p) {
     switch (j.scheme) {
-      case kBackwardBroadcastRows: unit.run_broadcast(p, y0, y1); break;
-      case kBackwardRows: unit.run_rows(p, y0, y1); break;
-      default: unit.run_pixels(p, y0, y1); break;
+      case kBackwardBroadcastRows: unit.run_broadcast(p); break;
+      case kBackwardRows: unit.run_rows(p); break;
+      default: unit.run_pixels(p); break;
     }
   }
-  if (j.nt) _mm_sfence();  // order the streamed stores before the caller's barrier
+  if (j.nt) {
+    if (j.stage_unit)  // the unit's grad_input is one run: planes [p0, p1) x rows [y0, y1)
+      stream_copy(unit.row_dst(p0, y0), stage, (size_t)((p1 - p0) * (y1 - y0) * unit.row_elements()) * sizeof(T));
+    nt_fence();  // order the streamed stores before the caller's barrier
+  }
 }
 
 }  // namespace

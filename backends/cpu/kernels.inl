@@ -8,24 +8,24 @@
 // block of output columns:
 //   1. the window rows' pointers (f16/bf16: rows converted to float first,
 //      one block at a time);
-//   2. fast numerics: the vertical sum of those rows over the block's
-//      columns (contiguous, SIMD), one streaming pass over the input;
-//      pytorch numerics: skipped;
+//   2. fast numerics, strided NCHW windows (Job::presum): the vertical sum
+//      of those rows over the block's columns (contiguous, SIMD), one
+//      streaming pass over the input; otherwise skipped;
 //   3. the horizontal pass: each output sums its columns over the rows of
 //      step 2 (one row: the vertical sum; pytorch: the window rows in order,
 //      so each output adds rows then columns, left to right, from 0);
 //      NCHW vectorizes across outputs (compile-time kernel/stride for common
 //      cases), NHWC across channels;
-//   4. one true division by the Problem's divisor, one rounding to the dtype.
+//   4. one division by the Problem's divisor (pytorch: a true division;
+//      fast: quot_fast), one rounding to the dtype.
+#if defined(__SSE2__)
 #include <immintrin.h>
+#endif
 #include <stdint.h>
 #include <string.h>
 
 #include "cpu_job.h"
 
-#ifndef AVGPOOL_CPU_PREFETCH
-#define AVGPOOL_CPU_PREFETCH 256
-#endif
 #ifndef AVGPOOL_CPU_ISA
 #error "define AVGPOOL_CPU_ISA before including kernels.inl"
 #endif
@@ -39,14 +39,29 @@ namespace {
 enum class F16 : uint16_t {};
 enum class BF16 : uint16_t {};
 
+template <class T, class A> struct same { static constexpr bool value = false; };
+template <class T> struct same<T, T> { static constexpr bool value = true; };
+
+// Orders non-temporal (streamed) stores before a later barrier: x86's are
+// weakly ordered; other targets stream nothing (plain stores).
+inline void nt_fence() {
+#if defined(__SSE2__)
+  _mm_sfence();
+#endif
+}
+
 inline int64_t imin(int64_t a, int64_t b) { return a < b ? a : b; }
 inline int64_t imax(int64_t a, int64_t b) { return a > b ? a : b; }
 
 inline float bits_float(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
 inline uint32_t float_bits(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
 
-// ---- conversions (round to nearest even, like Eigen's half types) --------
-inline float f16_to_float(uint16_t h) {
+// ---- conversions, round to nearest even: the same values as Eigen::half and
+// Eigen::bfloat16 (lib/src/host_types.h), which the reference uses (NaN
+// payloads aside); written here because the kernel files may share no
+// inline code with the rest of the library (cpu_job.h).
+inline float to_float(F16 h16) {
+  const uint16_t h = (uint16_t)h16;
 #if defined(__F16C__)
   return _cvtsh_ss(h);
 #else
@@ -61,7 +76,7 @@ inline float f16_to_float(uint16_t h) {
 #endif
 }
 
-inline uint16_t float_to_f16(float f) {
+inline uint16_t f16_bits(float f) {
 #if defined(__F16C__)
   return (uint16_t)_cvtss_sh(f, _MM_FROUND_TO_NEAREST_INT);
 #else
@@ -80,72 +95,85 @@ inline uint16_t float_to_f16(float f) {
 #endif
 }
 
-inline float bf16_to_float(uint16_t b) { return bits_float((uint32_t)b << 16); }
+inline float to_float(BF16 b) { return bits_float((uint32_t)b << 16); }
 
-inline uint16_t float_to_bf16(float f) {
+inline uint16_t bf16_bits(float f) {
   const uint32_t u = float_bits(f);
   if ((u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((u >> 16) | 0x40u);  // quiet NaN
   return (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
 }
 
-// Block conversions: storage T -> accumulator A and back.
-inline void load_block(const F16* s, float* d, int64_t n) {
-  const uint16_t* in = reinterpret_cast<const uint16_t*>(s);
+template <class T> inline T from_float(float f) {
+  if constexpr (same<T, F16>::value) return (F16)f16_bits(f);
+  else return (BF16)bf16_bits(f);
+}
+
+// Block conversions between a half storage type T and float: F16C /
+// AVX-512 conversions for f16 where the ISA has them, the scalar ones above
+// for the rest (bf16 is a shift the compiler vectorizes).
+template <class T>
+inline void load_block(const T* s, float* d, int64_t n) {
   int64_t i = 0;
+  if constexpr (same<T, F16>::value) {
+    const uint16_t* in = reinterpret_cast<const uint16_t*>(s);
+    (void)in;
 #if defined(__AVX512F__)
-  for (; i + 16 <= n; i += 16)
-    _mm512_storeu_ps(d + i, _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i*)(in + i))));
+    for (; i + 16 <= n; i += 16)
+      _mm512_storeu_ps(d + i, _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i*)(in + i))));
 #elif defined(__F16C__)
-  for (; i + 8 <= n; i += 8)
-    _mm256_storeu_ps(d + i, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i*)(in + i))));
+    for (; i + 8 <= n; i += 8)
+      _mm256_storeu_ps(d + i, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i*)(in + i))));
 #endif
-  for (; i < n; ++i) d[i] = f16_to_float(in[i]);
+  }
+  for (; i < n; ++i) d[i] = to_float(s[i]);
 }
 
-inline void store_block(const float* s, F16* d, int64_t n) {
-  uint16_t* out = reinterpret_cast<uint16_t*>(d);
+template <class T>
+inline void store_block(const float* s, T* d, int64_t n) {
   int64_t i = 0;
+  if constexpr (same<T, F16>::value) {
+    uint16_t* out = reinterpret_cast<uint16_t*>(d);
+    (void)out;
 #if defined(__AVX512F__)
-  for (; i + 16 <= n; i += 16)
-    _mm256_storeu_si256((__m256i*)(out + i),
-                        _mm512_cvtps_ph(_mm512_loadu_ps(s + i),
-                                        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+    for (; i + 16 <= n; i += 16)
+      _mm256_storeu_si256((__m256i*)(out + i),
+                          _mm512_cvtps_ph(_mm512_loadu_ps(s + i),
+                                          _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
 #elif defined(__F16C__)
-  for (; i + 8 <= n; i += 8)
-    _mm_storeu_si128((__m128i*)(out + i),
-                     _mm256_cvtps_ph(_mm256_loadu_ps(s + i),
-                                     _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+    for (; i + 8 <= n; i += 8)
+      _mm_storeu_si128((__m128i*)(out + i),
+                       _mm256_cvtps_ph(_mm256_loadu_ps(s + i),
+                                       _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
 #endif
-  for (; i < n; ++i) out[i] = float_to_f16(s[i]);
+  }
+  for (; i < n; ++i) d[i] = from_float<T>(s[i]);
 }
-
-inline void load_block(const BF16* s, float* d, int64_t n) {
-  const uint16_t* in = reinterpret_cast<const uint16_t*>(s);
-  for (int64_t i = 0; i < n; ++i) d[i] = bits_float((uint32_t)in[i] << 16);
-}
-
-inline void store_block(const float* s, BF16* d, int64_t n) {
-  uint16_t* out = reinterpret_cast<uint16_t*>(d);
-  for (int64_t i = 0; i < n; ++i) out[i] = float_to_bf16(s[i]);
-}
-
-template <class T, class A> struct same { static constexpr bool value = false; };
-template <class T> struct same<T, T> { static constexpr bool value = true; };
 
 // ---- SIMD: GCC/Clang vector extensions, 64 bytes; one zmm with AVX-512,
-// two ymm with AVX2, four xmm otherwise. Only elementwise + and /.
+// two ymm with AVX2, four xmm otherwise. Elementwise + and / in plain code;
+// the helpers below take float or double (A) and pick the intrinsic by
+// sizeof(A) where an ISA has one, with one portable loop for the others.
 template <class A> struct simd;
 template <> struct simd<float> {
   typedef float v __attribute__((vector_size(64)));
   typedef float vu __attribute__((vector_size(64), aligned(4), may_alias));
+  typedef int32_t idx __attribute__((vector_size(64)));  // lane indices
   static constexpr int n = 16;
 };
 template <> struct simd<double> {
   typedef double v __attribute__((vector_size(64)));
   typedef double vu __attribute__((vector_size(64), aligned(8), may_alias));
+  typedef int64_t idx __attribute__((vector_size(64)));
   static constexpr int n = 8;
 };
 template <class A> using vec = typename simd<A>::v;
+template <class A> using vidx = typename simd<A>::idx;
+template <class A> constexpr bool is_f32 = sizeof(A) == 4;
+// The element type of a vector (for helpers called with vectors, where A
+// cannot be deduced through the alias).
+template <class V> struct elem_of;
+template <> struct elem_of<vec<float>> { using type = float; };
+template <> struct elem_of<vec<double>> { using type = double; };
 
 template <class A> inline vec<A> loadu(const A* p) {
   return *reinterpret_cast<const typename simd<A>::vu*>(p);
@@ -153,102 +181,90 @@ template <class A> inline vec<A> loadu(const A* p) {
 template <class A> inline void storeu(A* p, vec<A> x) {
   *reinterpret_cast<typename simd<A>::vu*>(p) = x;
 }
-template <class A> inline vec<A> zero() { return vec<A>{} ; }
+template <class A> inline vec<A> zero() { return vec<A>{}; }
 
-// Lanes p[0], p[stride], ..., p[(n-1)*stride]; stride * n fits in int32.
-inline vec<float> gather(const float* p, int64_t stride) {
-#if defined(__AVX512F__)
-  const __m512i idx = _mm512_mullo_epi32(
-      _mm512_set1_epi32((int)stride),
-      _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15));
-  return (vec<float>)_mm512_mask_i32gather_ps(_mm512_setzero_ps(), (__mmask16)0xffff, idx, p, 4);
-#elif defined(__AVX2__)
-  const __m256i idx = _mm256_mullo_epi32(_mm256_set1_epi32((int)stride),
-                                         _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-  union { vec<float> v; __m256 h[2]; } u;
-  u.h[0] = _mm256_i32gather_ps(p, idx, 4);
-  u.h[1] = _mm256_i32gather_ps(p + 8 * stride, idx, 4);
-  return u.v;
-#else
-  vec<float> v;
-  for (int l = 0; l < 16; ++l) v[l] = p[l * stride];
-  return v;
-#endif
+// 0, 1, ..., n-1.
+template <class A> inline vidx<A> iota() {
+  if constexpr (is_f32<A>) return vidx<A>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
+  else return vidx<A>{0, 1, 2, 3, 4, 5, 6, 7};
 }
 
-inline vec<double> gather(const double* p, int64_t stride) {
 #if defined(__AVX512F__)
-  const __m256i idx = _mm256_mullo_epi32(_mm256_set1_epi32((int)stride),
-                                         _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-  return (vec<double>)_mm512_mask_i32gather_pd(_mm512_setzero_pd(), (__mmask8)0xff, idx, p, 8);
+// Lane mask of lanes [0, k), 0 < k <= n.
+inline unsigned lane_mask(int64_t k) { return (1u << k) - 1u; }
+#endif
+
+// Lanes p[0], p[stride], ..., p[(n-1)*stride]; stride * n fits in int32.
+template <class A> inline vec<A> gather(const A* p, int64_t stride) {
+#if defined(__AVX512F__)
+  if constexpr (is_f32<A>) {
+    const __m512i idx = _mm512_mullo_epi32(
+        _mm512_set1_epi32((int)stride),
+        _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15));
+    return (vec<A>)_mm512_i32gather_ps(idx, p, 4);
+  } else {
+    const __m256i idx = _mm256_mullo_epi32(_mm256_set1_epi32((int)stride),
+                                           _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+    return (vec<A>)_mm512_i32gather_pd(idx, p, 8);
+  }
 #elif defined(__AVX2__)
-  const __m128i idx = _mm_mullo_epi32(_mm_set1_epi32((int)stride), _mm_setr_epi32(0, 1, 2, 3));
-  union { vec<double> v; __m256d h[2]; } u;
-  u.h[0] = _mm256_i32gather_pd(p, idx, 8);
-  u.h[1] = _mm256_i32gather_pd(p + 4 * stride, idx, 8);
-  return u.v;
+  if constexpr (is_f32<A>) {
+    const __m256i idx = _mm256_mullo_epi32(_mm256_set1_epi32((int)stride),
+                                           _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+    union { vec<A> v; __m256 h[2]; } u;
+    u.h[0] = _mm256_i32gather_ps(p, idx, 4);
+    u.h[1] = _mm256_i32gather_ps(p + 8 * stride, idx, 4);
+    return u.v;
+  } else {
+    const __m128i idx = _mm_mullo_epi32(_mm_set1_epi32((int)stride), _mm_setr_epi32(0, 1, 2, 3));
+    union { vec<A> v; __m256d h[2]; } u;
+    u.h[0] = _mm256_i32gather_pd(p, idx, 8);
+    u.h[1] = _mm256_i32gather_pd(p + 4 * stride, idx, 8);
+    return u.v;
+  }
 #else
-  vec<double> v;
-  for (int l = 0; l < 8; ++l) v[l] = p[l * stride];
+  vec<A> v;
+  for (int l = 0; l < simd<A>::n; ++l) v[l] = p[l * stride];
   return v;
 #endif
 }
 
 // Partial vectors: lanes [0, k) of p (0 < k <= n), the others zero. Masked
 // loads never touch the lanes left out, so tails need no slack.
-inline vec<float> load_part(const float* p, int64_t k) {
+template <class A> inline vec<A> load_part(const A* p, int64_t k) {
 #if defined(__AVX512F__)
-  return (vec<float>)_mm512_maskz_loadu_ps((__mmask16)((1u << k) - 1u), p);
+  if constexpr (is_f32<A>) return (vec<A>)_mm512_maskz_loadu_ps((__mmask16)lane_mask(k), p);
+  else return (vec<A>)_mm512_maskz_loadu_pd((__mmask8)lane_mask(k), p);
 #else
-  vec<float> v = vec<float>{};
+  vec<A> v = vec<A>{};
   for (int64_t l = 0; l < k; ++l) v[l] = p[l];
   return v;
 #endif
 }
-inline vec<double> load_part(const double* p, int64_t k) {
+
+template <class A> inline void store_part(A* p, vec<A> x, int64_t k) {
 #if defined(__AVX512F__)
-  return (vec<double>)_mm512_maskz_loadu_pd((__mmask8)((1u << k) - 1u), p);
-#else
-  vec<double> v = vec<double>{};
-  for (int64_t l = 0; l < k; ++l) v[l] = p[l];
-  return v;
-#endif
-}
-inline void store_part(float* p, vec<float> x, int64_t k) {
-#if defined(__AVX512F__)
-  _mm512_mask_storeu_ps(p, (__mmask16)((1u << k) - 1u), (__m512)x);
+  if constexpr (is_f32<A>) _mm512_mask_storeu_ps(p, (__mmask16)lane_mask(k), (__m512)x);
+  else _mm512_mask_storeu_pd(p, (__mmask8)lane_mask(k), (__m512d)x);
 #else
   for (int64_t l = 0; l < k; ++l) p[l] = x[l];
 #endif
 }
-inline void store_part(double* p, vec<double> x, int64_t k) {
+
+template <class A> inline vec<A> gather_part(const A* p, int64_t stride, int64_t k) {
 #if defined(__AVX512F__)
-  _mm512_mask_storeu_pd(p, (__mmask8)((1u << k) - 1u), (__m512d)x);
+  if constexpr (is_f32<A>) {
+    const __m512i idx = _mm512_mullo_epi32(
+        _mm512_set1_epi32((int)stride),
+        _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15));
+    return (vec<A>)_mm512_mask_i32gather_ps(_mm512_setzero_ps(), (__mmask16)lane_mask(k), idx, p, 4);
+  } else {
+    const __m256i idx = _mm256_mullo_epi32(_mm256_set1_epi32((int)stride),
+                                           _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+    return (vec<A>)_mm512_mask_i32gather_pd(_mm512_setzero_pd(), (__mmask8)lane_mask(k), idx, p, 8);
+  }
 #else
-  for (int64_t l = 0; l < k; ++l) p[l] = x[l];
-#endif
-}
-inline vec<float> gather_part(const float* p, int64_t stride, int64_t k) {
-#if defined(__AVX512F__)
-  const __m512i idx = _mm512_mullo_epi32(
-      _mm512_set1_epi32((int)stride),
-      _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15));
-  return (vec<float>)_mm512_mask_i32gather_ps(_mm512_setzero_ps(), (__mmask16)((1u << k) - 1u),
-                                               idx, p, 4);
-#else
-  vec<float> v = vec<float>{};
-  for (int64_t l = 0; l < k; ++l) v[l] = p[l * stride];
-  return v;
-#endif
-}
-inline vec<double> gather_part(const double* p, int64_t stride, int64_t k) {
-#if defined(__AVX512F__)
-  const __m256i idx = _mm256_mullo_epi32(_mm256_set1_epi32((int)stride),
-                                         _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-  return (vec<double>)_mm512_mask_i32gather_pd(_mm512_setzero_pd(), (__mmask8)((1u << k) - 1u),
-                                               idx, p, 8);
-#else
-  vec<double> v = vec<double>{};
+  vec<A> v = vec<A>{};
   for (int64_t l = 0; l < k; ++l) v[l] = p[l * stride];
   return v;
 #endif
@@ -257,26 +273,20 @@ inline vec<double> gather_part(const double* p, int64_t stride, int64_t k) {
 // Lanes p[0], p[2], ..., p[2(n-1)] from two contiguous vectors and one
 // permute; reads p[0, 2n), one element past the last lane used: only on
 // buffers with slack after them (the vertical sums).
-typedef int32_t vi32 __attribute__((vector_size(64)));
-typedef int64_t vi64 __attribute__((vector_size(64)));
+template <class A> inline vec<A> even_lanes(const A* p) {
+  const vec<A> a = loadu(p), b = loadu(p + simd<A>::n);
 #if defined(__clang__)
-inline vec<float> even_lanes(const float* p) {
-  return __builtin_shufflevector(loadu(p), loadu(p + 16), 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20,
-                                 22, 24, 26, 28, 30);
-}
-inline vec<double> even_lanes(const double* p) {
-  return __builtin_shufflevector(loadu(p), loadu(p + 8), 0, 2, 4, 6, 8, 10, 12, 14);
-}
+  if constexpr (is_f32<A>)
+    return __builtin_shufflevector(a, b, 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+  else
+    return __builtin_shufflevector(a, b, 0, 2, 4, 6, 8, 10, 12, 14);
 #else
-inline vec<float> even_lanes(const float* p) {
-  const vi32 idx = {0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30};
-  return __builtin_shuffle(loadu(p), loadu(p + 16), idx);
-}
-inline vec<double> even_lanes(const double* p) {
-  const vi64 idx = {0, 2, 4, 6, 8, 10, 12, 14};
-  return __builtin_shuffle(loadu(p), loadu(p + 8), idx);
-}
+  if constexpr (is_f32<A>)
+    return __builtin_shuffle(a, b, vidx<A>{0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30});
+  else
+    return __builtin_shuffle(a, b, vidx<A>{0, 2, 4, 6, 8, 10, 12, 14});
 #endif
+}
 
 // Sum of the lanes, as a tree (fast numerics only).
 template <class A>
@@ -294,41 +304,39 @@ inline A reduce_add(vec<A> a) {
 // but rare cases and is always within one rounding of it; lanes where a is
 // Inf or NaN keep q0. Without FMA, the true division. (pytorch numerics
 // always divides.)
-inline vec<float> quot_fast(vec<float> a, vec<float> d, vec<float> r) {
+template <class V, class A = typename elem_of<V>::type> inline V quot_fast(V a, V d, V r) {
 #if defined(__AVX512F__)
-  const __m512 q0 = _mm512_mul_ps((__m512)a, (__m512)r);
-  const __m512 e = _mm512_fnmadd_ps(q0, (__m512)d, (__m512)a);
-  const __m512 q = _mm512_fmadd_ps(e, (__m512)r, q0);
-  return (vec<float>)_mm512_mask_blend_ps(_mm512_cmp_ps_mask(e, e, _CMP_ORD_Q), q0, q);
-#elif defined(__AVX2__) && defined(__FMA__)
-  union U { vec<float> v; __m256 h[2]; } ua{a}, ud{d}, ur{r}, out;
-  for (int k = 0; k < 2; ++k) {
-    const __m256 q0 = _mm256_mul_ps(ua.h[k], ur.h[k]);
-    const __m256 e = _mm256_fnmadd_ps(q0, ud.h[k], ua.h[k]);
-    const __m256 q = _mm256_fmadd_ps(e, ur.h[k], q0);
-    out.h[k] = _mm256_blendv_ps(q0, q, _mm256_cmp_ps(e, e, _CMP_ORD_Q));
+  if constexpr (is_f32<A>) {
+    const __m512 q0 = _mm512_mul_ps((__m512)a, (__m512)r);
+    const __m512 e = _mm512_fnmadd_ps(q0, (__m512)d, (__m512)a);
+    const __m512 q = _mm512_fmadd_ps(e, (__m512)r, q0);
+    return (vec<A>)_mm512_mask_blend_ps(_mm512_cmp_ps_mask(e, e, _CMP_ORD_Q), q0, q);
+  } else {
+    const __m512d q0 = _mm512_mul_pd((__m512d)a, (__m512d)r);
+    const __m512d e = _mm512_fnmadd_pd(q0, (__m512d)d, (__m512d)a);
+    const __m512d q = _mm512_fmadd_pd(e, (__m512d)r, q0);
+    return (vec<A>)_mm512_mask_blend_pd(_mm512_cmp_pd_mask(e, e, _CMP_ORD_Q), q0, q);
   }
-  return out.v;
-#else
-  (void)r;
-  return a / d;
-#endif
-}
-inline vec<double> quot_fast(vec<double> a, vec<double> d, vec<double> r) {
-#if defined(__AVX512F__)
-  const __m512d q0 = _mm512_mul_pd((__m512d)a, (__m512d)r);
-  const __m512d e = _mm512_fnmadd_pd(q0, (__m512d)d, (__m512d)a);
-  const __m512d q = _mm512_fmadd_pd(e, (__m512d)r, q0);
-  return (vec<double>)_mm512_mask_blend_pd(_mm512_cmp_pd_mask(e, e, _CMP_ORD_Q), q0, q);
 #elif defined(__AVX2__) && defined(__FMA__)
-  union U { vec<double> v; __m256d h[2]; } ua{a}, ud{d}, ur{r}, out;
-  for (int k = 0; k < 2; ++k) {
-    const __m256d q0 = _mm256_mul_pd(ua.h[k], ur.h[k]);
-    const __m256d e = _mm256_fnmadd_pd(q0, ud.h[k], ua.h[k]);
-    const __m256d q = _mm256_fmadd_pd(e, ur.h[k], q0);
-    out.h[k] = _mm256_blendv_pd(q0, q, _mm256_cmp_pd(e, e, _CMP_ORD_Q));
+  if constexpr (is_f32<A>) {
+    union U { vec<A> v; __m256 h[2]; } ua{a}, ud{d}, ur{r}, out;
+    for (int k = 0; k < 2; ++k) {
+      const __m256 q0 = _mm256_mul_ps(ua.h[k], ur.h[k]);
+      const __m256 e = _mm256_fnmadd_ps(q0, ud.h[k], ua.h[k]);
+      const __m256 q = _mm256_fmadd_ps(e, ur.h[k], q0);
+      out.h[k] = _mm256_blendv_ps(q0, q, _mm256_cmp_ps(e, e, _CMP_ORD_Q));
+    }
+    return out.v;
+  } else {
+    union U { vec<A> v; __m256d h[2]; } ua{a}, ud{d}, ur{r}, out;
+    for (int k = 0; k < 2; ++k) {
+      const __m256d q0 = _mm256_mul_pd(ua.h[k], ur.h[k]);
+      const __m256d e = _mm256_fnmadd_pd(q0, ud.h[k], ua.h[k]);
+      const __m256d q = _mm256_fmadd_pd(e, ur.h[k], q0);
+      out.h[k] = _mm256_blendv_pd(q0, q, _mm256_cmp_pd(e, e, _CMP_ORD_Q));
+    }
+    return out.v;
   }
-  return out.v;
 #else
   (void)r;
   return a / d;
@@ -342,7 +350,7 @@ inline vec<double> quot_fast(vec<double> a, vec<double> d, vec<double> r) {
 constexpr int kGroup = 4;
 // Software prefetch distance (elements) ahead of each row being summed: in
 // NCHW this runs on into the next output row's window rows.
-constexpr int64_t kPrefetch = AVGPOOL_CPU_PREFETCH;
+constexpr int64_t kPrefetch = 256;
 constexpr int64_t kPrefetchOut = 256;  // elements ahead of the outputs being written
 
 template <int G, bool FIRST, bool PF, class A>
@@ -464,11 +472,11 @@ void interior_run(const A* const* hr, int64_t hn, int64_t base, int64_t n, int64
 #if defined(__AVX512F__)
 
 // Lanes idx[l] of the concatenation (a, b): vpermt2ps / vpermt2pd.
-inline vec<float> perm2(vec<float> a, vec<float> b, vi32 idx) {
-  return (vec<float>)_mm512_permutex2var_ps((__m512)a, (__m512i)idx, (__m512)b);
-}
-inline vec<double> perm2(vec<double> a, vec<double> b, vi64 idx) {
-  return (vec<double>)_mm512_permutex2var_pd((__m512d)a, (__m512i)idx, (__m512d)b);
+template <class V, class A = typename elem_of<V>::type> inline V perm2(V a, V b, vidx<A> idx) {
+  if constexpr (is_f32<A>)
+    return (vec<A>)_mm512_permutex2var_ps((__m512)a, (__m512i)idx, (__m512)b);
+  else
+    return (vec<A>)_mm512_permutex2var_pd((__m512d)a, (__m512i)idx, (__m512d)b);
 }
 
 // Column sums of the hn rows at columns [c, c + N), zero past `end`.
@@ -488,30 +496,20 @@ inline vec<A> column_sums(const A* const* hr, int64_t hn, int64_t c, int64_t end
   return a;
 }
 
-template <class A> struct lanes;
-template <> struct lanes<float> {
-  typedef vi32 idx;
-  static idx iota() { return idx{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}; }
-};
-template <> struct lanes<double> {
-  typedef vi64 idx;
-  static idx iota() { return idx{0, 1, 2, 3, 4, 5, 6, 7}; }
-};
-
 template <class A>
 void fused_s1(const A* const* hr, int64_t hn, int64_t base, int64_t n, int64_t kw, const A* div,
-              const A* rcp, bool pf, bool pf_last, bool pf_out, A* out) {
+              const A* rcp, bool pf, A* out) {
   constexpr int N = simd<A>::n;
-  using idx = typename lanes<A>::idx;
-  const idx iota = lanes<A>::iota();
+  const vidx<A> lane = iota<A>();
   const int64_t end = base + n + kw - 1;
   vec<A> cur = column_sums(hr, hn, base, end, pf);
   for (int64_t i = 0; i < n; i += N) {
-    if (pf_last && hn > 0) __builtin_prefetch(hr[hn - 1] + base + i + kPrefetch, 0, 3);
-    if (pf_out) __builtin_prefetch(out + i + kPrefetchOut, 1, 3);
+    // the window's last row (new to this output row) and the outputs ahead
+    if (hn > 0) __builtin_prefetch(hr[hn - 1] + base + i + kPrefetch, 0, 3);
+    __builtin_prefetch(out + i + kPrefetchOut, 1, 3);
     const vec<A> nxt = column_sums(hr, hn, base + i + N, end, pf);
     vec<A> acc = cur;
-    for (int64_t j = 1; j < kw; ++j) acc += perm2(cur, nxt, iota + (int)j);
+    for (int64_t j = 1; j < kw; ++j) acc += perm2(cur, nxt, lane + (int)j);
     const int64_t k = imin(N, n - i);
     if (k == N) storeu(out + i, quot_fast(acc, loadu(div + i), loadu(rcp + i)));
     else store_part(out + i, quot_fast(acc, load_part(div + i, k), load_part(rcp + i, k)), k);
@@ -523,9 +521,8 @@ template <class A>
 void fused_s2(const A* const* hr, int64_t hn, int64_t base, int64_t n, int64_t kw, const A* div,
               const A* rcp, bool pf, A* out) {
   constexpr int N = simd<A>::n;
-  using idx = typename lanes<A>::idx;
-  const idx iota = lanes<A>::iota();
-  const idx even = iota * 2, odd = iota * 2 + 1, shift2 = iota + 2;
+  const vidx<A> lane = iota<A>();
+  const vidx<A> even = lane * 2, odd = lane * 2 + 1, shift2 = lane + 2;
   const int64_t end = base + 2 * (n - 1) + kw;
   vec<A> a = column_sums(hr, hn, base, end, pf);
   for (int64_t i = 0; i < n; i += N) {
@@ -561,7 +558,7 @@ void interior(const Job& jb, const A* const* hr, int64_t hn, int64_t base, int64
 #if defined(__AVX512F__)
   if (rcp != nullptr && fused_applies<A>(jb)) {
     if (jb.sw == 1)
-      return fused_s1(hr, hn, base, n, jb.kw, div, rcp, jb.prefetch, jb.pf_last, jb.pf_out, out);
+      return fused_s1(hr, hn, base, n, jb.kw, div, rcp, jb.prefetch, out);
     return fused_s2(hr, hn, base, n, jb.kw, div, rcp, jb.prefetch, out);
   }
 #endif
@@ -605,7 +602,7 @@ template <bool NT, class A>
 inline void store_out(A* p, vec<A> x) {
 #if defined(__AVX512F__)
   if constexpr (NT) {
-    if constexpr (sizeof(A) == 4) _mm512_stream_ps((float*)p, (__m512)x);
+    if constexpr (is_f32<A>) _mm512_stream_ps((float*)p, (__m512)x);
     else _mm512_stream_pd((double*)p, (__m512d)x);
     return;
   }
@@ -772,25 +769,6 @@ void horizontal_nhwc_s1(const Job& jb, const A* const* hr, int64_t hn, int64_t x
   if (ob1 > i1) horizontal_nhwc<NT>(jb, hr, hn, xa, i1, ob1, div, rcp, out + (i1 - ob0) * V);
 }
 
-// ---- outputs: copy a block's results to dst with non-temporal stores when
-// the output is much larger than the caches (no read-for-ownership).
-template <class A>
-void stream_out(const A* s, A* d, int64_t n) {
-#if defined(__AVX512F__)
-  constexpr int N = simd<A>::n;
-  int64_t i = 0;
-  const int64_t head = imin(n, (int64_t)(((64 - ((uintptr_t)d & 63)) & 63) / sizeof(A)));
-  if (head > 0) store_part(d, load_part(s, head), head);
-  for (i = head; i + N <= n; i += N) {
-    if constexpr (sizeof(A) == 4) _mm512_stream_ps((float*)(d + i), (__m512)loadu(s + i));
-    else _mm512_stream_pd((double*)(d + i), (__m512d)loadu(s + i));
-  }
-  if (i < n) store_part(d + i, load_part(s + i, n - i), n - i);
-#else
-  memcpy(d, s, (size_t)n * sizeof(A));
-#endif
-}
-
 // ---- whole planes, NCHW: one output per plane covering it all -------------
 // (global pooling). A plane's window in PyTorch's order is its memory order;
 // vectorized across planes with gathers.
@@ -883,16 +861,11 @@ void run_block(const Job& jb, int64_t p0, int64_t p1, int64_t oy0, int64_t oy1, 
     if (jb.global) return global_planes<A>(jb, src, dst, p0, p1);
   }
   const int64_t V = jb.vec, row_len = jb.w * V;
-  char* s = static_cast<char*>(scratch);
+  char* s = static_cast<char*>(scratch);  // layout: Job (cpu_job.h)
   const A** rp = reinterpret_cast<const A**>(s);
-  s += align64((size_t)jb.max_rows * sizeof(void*));
-  A* vbuf = reinterpret_cast<A*>(s);
-  s += align64((size_t)jb.span_cap * sizeof(A)) + 128;  // slack: even_lanes reads past the end
-  A* obuf = reinterpret_cast<A*>(s);
-  s += align64((size_t)(jb.ob * V) * sizeof(A));
-  A* rowbuf = reinterpret_cast<A*>(s);
-  A* stage = rowbuf;  // direct types with streaming: the block's outputs
-  const int64_t row_stride = (int64_t)(align64((size_t)jb.span_cap * sizeof(A)) / sizeof(A));
+  A* vbuf = reinterpret_cast<A*>(s + jb.vsum_at);
+  A* obuf = reinterpret_cast<A*>(s + jb.out_at);
+  A* conv = reinterpret_cast<A*>(s + jb.conv_at);
 
   const A* div_table = static_cast<const A*>(jb.div_table);
   const A* rcp_table = static_cast<const A*>(jb.rcp_table);
@@ -923,7 +896,7 @@ void run_block(const Job& jb, int64_t p0, int64_t p1, int64_t oy0, int64_t oy1, 
           if constexpr (direct) {
             rp[r] = sp;
           } else {
-            A* buf = rowbuf + r * row_stride;
+            A* buf = conv + r * jb.conv_stride;
             load_block(sp, buf, span);
             rp[r] = buf;
           }
@@ -936,11 +909,8 @@ void run_block(const Job& jb, int64_t p0, int64_t p1, int64_t oy0, int64_t oy1, 
           hn = 1;
         }
         A* out;
-        if constexpr (direct)
-          out = jb.stream ? stage + ((p - p0) * jb.oh + oy - oy0) * jb.ow * V + ob0 * V
-                          : drow + ob0 * V;
-        else
-          out = obuf;
+        if constexpr (direct) out = drow + ob0 * V;
+        else out = obuf;
         if (V == 1) horizontal_nchw(jb, hr, hn, xa, ob0, ob1, div, rcp, hr == vrow, out);
         else if (rcp && jb.sep_s1) {
           if (direct && jb.nt_out) horizontal_nhwc_s1<true>(jb, hr, hn, xa, ob0, ob1, div, rcp, out);
@@ -952,15 +922,7 @@ void run_block(const Job& jb, int64_t p0, int64_t p1, int64_t oy0, int64_t oy1, 
     }
   }
   if constexpr (direct) {
-    if (jb.nt_out) _mm_sfence();  // order the non-temporal stores before the caller's barrier
-    if (jb.stream) {
-      // The block's outputs are one contiguous range of dst (one plane's
-      // rows, or whole planes): full cache lines with non-temporal stores.
-      T* d0 = dst + (p0 * jb.oh + oy0) * jb.ow * V;
-      const int64_t count = (p1 - p0) * (oy1 - oy0) * jb.ow * V;
-      stream_out(stage, d0, count);
-      _mm_sfence();  // order the streamed stores before the caller's barrier
-    }
+    if (jb.nt_out) nt_fence();  // order the non-temporal stores before the caller's barrier
   }
 }
 

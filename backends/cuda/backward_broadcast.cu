@@ -92,11 +92,15 @@ __device__ __forceinline__ typename std::conditional<VEC, Vec16<T>, T>::type uni
     return element_value<T, PYT>(a, g_row, row_factor, x, (x + pw) / sw, c, cin);
   } else if constexpr (!NHWC) {
     // V consecutive columns: the window index advances with a running
-    // remainder instead of a division per element.
+    // remainder instead of a division per element, and a window's value is
+    // computed once for the elements it holds.
+    const T zero = E::from_acc(A(0));
     Vec16<T> out;
     int x = u * V;
     int ow = (x + pw) / sw;
     int r = x + pw - ow * sw;
+    int current = -1, begin = 0, end = 0;  // window `current` holds [begin, end)
+    T value = zero;
 #pragma unroll
     for (int k = 0; k < V; ++k) {
       if (k > 0) {
@@ -106,7 +110,20 @@ __device__ __forceinline__ typename std::conditional<VEC, Vec16<T>, T>::type uni
           ++ow;
         }
       }
-      out.v[k] = element_value<T, PYT>(a, g_row, row_factor, x, ow, 0, 1);
+      if (ow != current) {
+        current = ow;
+        begin = end = 0;
+        value = zero;
+        if (ow < (int)a.ow) {
+          const AxisWindowOf<int> cw = axis_window_of<int>(ow, (int)a.w, (int)a.kw, sw, pw);
+          begin = cw.begin;
+          end = cw.end;
+          const int64_t d =
+              divisor_from_factors(row_factor, axis_divisor_factor(cw, a.include_pad), a.divisor_override);
+          value = E::from_acc(A(0) + backward_term<T, PYT>(load1<false>(g_row + ow), d));
+        }
+      }
+      out.v[k] = begin <= x && x < end ? value : zero;
     }
     return out;
   } else {
@@ -273,13 +290,7 @@ avgpool_status init(const Problem& q, const DeviceInfo& device, ConfigPtr* confi
 
 }  // namespace
 
-const Impl kBackwardBroadcastImpl = {
-    /* .name      = */ kName,
-    /* .backend   = */ AVGPOOL_BACKEND_CUDA,
-    /* .direction = */ Direction::kBackward,
-    /* .init      = */ init,
-    /* .execute   = */ execute_config,
-};
+const Impl kBackwardBroadcastImpl = cuda_impl(kName, Direction::kBackward, init);
 
 }  // namespace cuda
 }  // namespace avgpool

@@ -17,17 +17,26 @@ namespace cuda {
 //    quotient is rounded to the type, q = T(float(g) / float(T(d)));
 //  - fast numerics: one true division by d in the accumulator type.
 // The caller adds the term to an accumulator that starts at +0 (as PyTorch
-// does), so a term of -0 leaves +0.
+// does), so a term of -0 leaves +0. backward_divisor converts d once for
+// callers that divide several values by it; backward_term_by then divides.
 template <typename T, bool PYT>
-__device__ __forceinline__ typename Elem<T>::acc_t backward_term(T g, int64_t d) {
+__device__ __forceinline__ typename Elem<T>::acc_t backward_divisor(int64_t d) {
   using E = Elem<T>;
   using A = typename E::acc_t;
-  if constexpr (PYT && sizeof(T) == 2) {
-    const float td = E::to_acc(E::from_acc(static_cast<float>(d)));
-    return E::to_acc(E::from_acc(E::to_acc(g) / td));
-  } else {
-    return E::to_acc(g) / static_cast<A>(d);
-  }
+  if constexpr (PYT && sizeof(T) == 2) return E::to_acc(E::from_acc(static_cast<float>(d)));
+  else return static_cast<A>(d);
+}
+
+template <typename T, bool PYT>
+__device__ __forceinline__ typename Elem<T>::acc_t backward_term_by(T g, typename Elem<T>::acc_t divisor) {
+  using E = Elem<T>;
+  if constexpr (PYT && sizeof(T) == 2) return E::to_acc(E::from_acc(E::to_acc(g) / divisor));
+  else return E::to_acc(g) / divisor;
+}
+
+template <typename T, bool PYT>
+__device__ __forceinline__ typename Elem<T>::acc_t backward_term(T g, int64_t d) {
+  return backward_term_by<T, PYT>(g, backward_divisor<T, PYT>(d));
 }
 
 // A streaming (evict-first) store of one element: grad_input is written

@@ -23,10 +23,16 @@
 //    the row's grad_output values times the correctly rounded reciprocals
 //    of their divisors (fused multiply-adds); an element adds its rows'
 //    partials (per-row partials: the same terms in another order, each
-//    with one more rounding, within the float32 summation bound). The
-//    reciprocals are recomputed only when a window row's divisor factor
-//    differs from the last one's (edge rows, ceil mode), so interior rows
-//    need no division at all.
+//    with one more rounding, within the float32 summation bound).
+// The column's divisors (pytorch: converted to the accumulator type; fast:
+// their reciprocals) are recomputed only when a window row's divisor factor
+// differs from the last one's (edge rows, ceil mode). At row stride 1 each
+// row brings one window row, and the walk unrolls M rows so that the ring
+// rotates by register naming instead of moves.
+// In NCHW (M > 0) the walks take their terms from quotients a block stages
+// in shared memory, one division per grad_output element and chunk (see
+// "NCHW: staged quotients" below); NHWC and the direct variant load and
+// divide per lane.
 // M (= the larger of ceil(kh / sh) and ceil(kw / sw)) is a template
 // parameter, 1, 2, 3 or 5, with int32 index math within an axis
 // (axes_fit_int32). Larger windows per element, or axes of 2^28 and more,
@@ -44,44 +50,107 @@ namespace {
 
 constexpr const char* kName = "cuda:backward_gather";
 constexpr int kThreads = 256;
-constexpr int kMinBlocks = 2;  // up to 128 registers: the M = 5 ring of f64 terms
+// Blocks per SM the registers are planned for: three for 2- and 4-byte
+// types (at most 85 registers; the M = 5 pytorch ring of NCHW spills 16
+// bytes), two for f64 (its M = 5 ring of 25 doubles takes 124).
+template <typename T> constexpr int min_blocks() { return sizeof(T) == 8 ? 2 : 3; }
 
 struct GatherArgs : Geometry {
   int64_t c;              // channels
   int64_t columns;        // lanes' columns: planes * w (NCHW) or n * w * c (NHWC)
   int64_t column_blocks;  // ceil(columns / kThreads)
   int64_t seg_rows;       // grad_input rows of one item
-  int64_t items;          // column_blocks * ceil(h / seg_rows)
+  int64_t items;          // column_blocks * ceil(h / seg_rows) (staged: col_tiles * segments * plane groups)
+  // The NCHW staged kernel's tiles: plane_group whole planes (w <= kThreads)
+  // or tile_w columns of one plane (plane_group 1, col_tiles per plane);
+  // segments of seg_rows rows, staged chunk_rows rows at a time.
+  int plane_group;
+  int tile_w;
+  int col_tiles;
+  int segments;
+  int chunk_rows;
+};
+
+// The terms of one grad_input column: its windows (ow first..first + nc - 1,
+// nc <= M) and their divisors, and a window row's terms. g_plane:
+// grad_output's plane (NCHW) or batch item (NHWC) of the column, at its
+// channel; cin: elements between neighbouring pixels of a row (1 in NCHW,
+// c in NHWC). int32 within an axis (axes_fit_int32).
+template <typename T, int M, bool PYT>
+struct ColumnTerms {
+  using E = Elem<T>;
+  using A = typename E::acc_t;
+  static constexpr int R = PYT ? M : 1;  // values a window row keeps in the ring
+
+  const GatherArgs& a;
+  const T* g_col;  // grad_output at window row 0, window column `first`
+  int64_t cin;
+  int nc;
+  int col_factor[M];
+  // The divisors in the window row of factor div_row_factor (-1: none yet),
+  // converted once per change of the row factor (edge rows, ceil mode):
+  // pytorch numerics backward_divisor's, fast their correctly rounded
+  // reciprocals.
+  A div[M];
+  int64_t div_row_factor = -1;
+
+  __device__ __forceinline__ ColumnTerms(const GatherArgs& args, const T* g_plane, int x, int64_t channels_in)
+      : a(args), cin(channels_in) {
+    const int w = (int)a.w, kw = (int)a.kw, sw = (int)a.sw, pw = (int)a.pw;
+    const AxisOutputsOf<int> cols = axis_outputs_of<int>(x, w, (int)a.ow, kw, sw, pw);
+    nc = cols.last - cols.first + 1;  // <= 0 when no window holds the column
+    g_col = g_plane + (int64_t)cols.first * cin;
+#pragma unroll
+    for (int j = 0; j < M; ++j) {
+      col_factor[j] =
+          j < nc ? axis_divisor_factor(axis_window_of<int>(cols.first + j, w, kw, sw, pw), a.include_pad) : 1;
+      div[j] = A(1);
+    }
+  }
+
+  // slot = window row oh's terms (pytorch: M, columns j >= nc 0) or its
+  // partial (fast: sum over j of g * (1 / d), fused multiply-adds); zeros
+  // for a row outside [0, oh). Zeros leave an accumulator that started at
+  // +0 unchanged (it is never -0).
+  __device__ __forceinline__ void load(int oh, A (&slot)[R]) {
+#pragma unroll
+    for (int j = 0; j < R; ++j) slot[j] = A(0);
+    if (oh < 0 || oh >= (int)a.oh) return;
+    const int64_t row_factor =
+        axis_divisor_factor(axis_window_of<int>(oh, (int)a.h, (int)a.kh, (int)a.sh, (int)a.ph), a.include_pad);
+    if (row_factor != div_row_factor) {
+      div_row_factor = row_factor;
+#pragma unroll
+      for (int j = 0; j < M; ++j) {
+        if (j < nc) {
+          const int64_t d = divisor_from_factors(row_factor, col_factor[j], a.divisor_override);
+          div[j] = PYT ? backward_divisor<T, PYT>(d) : A(1) / static_cast<A>(d);
+        }
+      }
+    }
+    const T* g = g_col + (int64_t)oh * a.ow * cin;
+    if constexpr (PYT) {
+#pragma unroll
+      for (int j = 0; j < M; ++j)
+        if (j < nc) slot[j] = backward_term_by<T, true>(load1<false>(g + j * cin), div[j]);
+    } else {
+#pragma unroll
+      for (int j = 0; j < M; ++j)
+        if (j < nc) slot[0] = fma(E::to_acc(load1<false>(g + j * cin)), div[j], slot[0]);
+    }
+  }
 };
 
 // The walk of one column over rows [y0, y1) with a ring of the last M window
-// rows' terms. g_plane: grad_output's plane (NCHW) or batch item (NHWC) of
-// the column, at its channel; out: grad_input at row 0 of the column; cin:
-// elements between neighbouring pixels of a row (1 in NCHW, c in NHWC).
+// rows' terms (any row stride). out: grad_input at row 0 of the column.
 template <typename T, int M, bool PYT>
 __device__ __forceinline__ void walk_column(const GatherArgs& a, const T* g_plane, T* out, int x, int y0, int y1,
                                             int64_t cin) {
   using E = Elem<T>;
   using A = typename E::acc_t;
-  const int h = (int)a.h, w = (int)a.w, oh_count = (int)a.oh, ow_count = (int)a.ow;
-  const int kh = (int)a.kh, kw = (int)a.kw, sh = (int)a.sh, sw = (int)a.sw, ph = (int)a.ph, pw = (int)a.pw;
-  const int64_t ovr = a.divisor_override;
-
-  // The column's windows, their divisor factors (fast: reciprocals).
-  const AxisOutputsOf<int> cols = axis_outputs_of<int>(x, w, ow_count, kw, sw, pw);
-  const int nc = cols.last - cols.first + 1;  // <= M; <= 0 when no window holds the column
-  const T* g_col = g_plane + (int64_t)cols.first * cin;
-  int col_factor[M];
-#pragma unroll
-  for (int j = 0; j < M; ++j)
-    col_factor[j] = j < nc ? axis_divisor_factor(axis_window_of<int>(cols.first + j, w, kw, sw, pw), a.include_pad)
-                           : 1;
-  // fast: 1 / d of the column's windows in the window row of factor
-  // rcp_row_factor (-1: none yet); 0 for columns beyond nc.
-  A rcp[M];
-  int64_t rcp_row_factor = -1;
-#pragma unroll
-  for (int j = 0; j < M; ++j) rcp[j] = A(0);
+  constexpr int R = ColumnTerms<T, M, PYT>::R;
+  const int h = (int)a.h, oh_count = (int)a.oh, kh = (int)a.kh, sh = (int)a.sh, ph = (int)a.ph;
+  ColumnTerms<T, M, PYT> terms(a, g_plane, x, cin);
 
   // The rows' windows first..last, kept as y moves down one row at a time:
   // `first` is the first window still holding y, `next` the last window
@@ -93,16 +162,14 @@ __device__ __forceinline__ void walk_column(const GatherArgs& a, const T* g_plan
   int next_start = next * sh - ph;
   int top = first - 1;  // the last window row in the ring
 
-  // Ring slot i holds window row top - (M - 1) + i; columns j >= nc hold 0,
-  // which leaves an accumulator that started at +0 unchanged.
-  constexpr int R = PYT ? M : 1;
+  // Ring slot i holds window row top - (M - 1) + i.
   A ring[M][R];
 #pragma unroll
   for (int i = 0; i < M; ++i)
 #pragma unroll
     for (int j = 0; j < R; ++j) ring[i][j] = A(0);
 
-  const int64_t g_row_stride = (int64_t)ow_count * cin, out_row_stride = (int64_t)w * cin;
+  const int64_t out_row_stride = a.w * cin;
   T* o = out + (int64_t)y0 * out_row_stride;
   for (int y = y0; y < y1; ++y, o += out_row_stride) {
     if (y > y0) {
@@ -122,27 +189,7 @@ __device__ __forceinline__ void walk_column(const GatherArgs& a, const T* g_plan
       for (int i = 0; i + 1 < M; ++i)
 #pragma unroll
         for (int j = 0; j < R; ++j) ring[i][j] = ring[i + 1][j];
-      const int64_t row_factor = axis_divisor_factor(axis_window_of<int>(top, h, kh, sh, ph), a.include_pad);
-      const T* g = g_col + (int64_t)top * g_row_stride;
-      if constexpr (PYT) {
-#pragma unroll
-        for (int j = 0; j < M; ++j)
-          ring[M - 1][j] = j < nc ? backward_term<T, true>(load1<false>(g + j * cin),
-                                                           divisor_from_factors(row_factor, col_factor[j], ovr))
-                                  : A(0);
-      } else {
-        if (row_factor != rcp_row_factor) {
-          rcp_row_factor = row_factor;
-#pragma unroll
-          for (int j = 0; j < M; ++j)
-            if (j < nc) rcp[j] = A(1) / static_cast<A>(divisor_from_factors(row_factor, col_factor[j], ovr));
-        }
-        A partial = A(0);
-#pragma unroll
-        for (int j = 0; j < M; ++j)
-          if (j < nc) partial = fma(E::to_acc(load1<false>(g + j * cin)), rcp[j], partial);
-        ring[M - 1][0] = partial;
-      }
+      terms.load(top, ring[M - 1]);
     }
     // Window rows first..top are this row's (top == last, or none when
     // top < first); oh ascending, then ow ascending.
@@ -153,6 +200,51 @@ __device__ __forceinline__ void walk_column(const GatherArgs& a, const T* g_plan
 #pragma unroll
         for (int j = 0; j < R; ++j) acc += ring[i][j];
     store_stream(o, E::from_acc(acc));
+  }
+}
+
+// The walk at row stride 1: row y's windows are first..y + ph (clamped to
+// the last window row; rows past it load as zeros), so every row brings
+// exactly one new window row. The loop is unrolled M times and step c of a
+// round keeps window row y + ph in ring slot c: the ring rotates by naming,
+// with no register moves.
+template <typename T, int M, bool PYT>
+__device__ __forceinline__ void walk_column_stride1(const GatherArgs& a, const T* g_plane, T* out, int x, int y0,
+                                                    int y1, int64_t cin) {
+  using E = Elem<T>;
+  using A = typename E::acc_t;
+  constexpr int R = ColumnTerms<T, M, PYT>::R;
+  const int kh = (int)a.kh, ph = (int)a.ph;
+  ColumnTerms<T, M, PYT> terms(a, g_plane, x, cin);
+  // Before step 0 of the first round, slot p (1..M-1) holds window row
+  // y0 + ph - M + p.
+  A ring[M][R];
+#pragma unroll
+  for (int j = 0; j < R; ++j) ring[0][j] = A(0);
+#pragma unroll
+  for (int p = 1; p < M; ++p) terms.load(y0 + ph - M + p, ring[p]);
+  const int64_t out_row_stride = a.w * cin;
+  T* o = out + (int64_t)y0 * out_row_stride;
+  for (int y = y0; y < y1; y += M, o += M * out_row_stride) {
+#pragma unroll
+    for (int c = 0; c < M; ++c) {
+      if (y + c < y1) {
+        const int newest = y + c + ph;  // logical slot M - 1, physical slot c
+        terms.load(newest, ring[c]);
+        // Logical slot i (physical (c + 1 + i) % M) holds window row
+        // newest - (M - 1) + i; the row's windows start at
+        // max(0, newest - kh + 1).
+        const int first = newest - kh + 1 > 0 ? newest - kh + 1 : 0;
+        const int lowest = first - (newest - (M - 1));
+        A acc = A(0);
+#pragma unroll
+        for (int i = 0; i < M; ++i)
+          if (i >= lowest)
+#pragma unroll
+            for (int j = 0; j < R; ++j) acc += ring[(c + 1 + i) % M][j];
+        store_stream(o + c * out_row_stride, E::from_acc(acc));
+      }
+    }
   }
 }
 
@@ -188,7 +280,7 @@ __device__ __forceinline__ void direct_column(const GatherArgs& a, const T* g_pl
 // NHWC: layout; M: the ring's window rows and columns (0: the direct walk);
 // PYT: PyTorch's numerics.
 template <typename T, bool NHWC, int M, bool PYT>
-__global__ void __launch_bounds__(kThreads, kMinBlocks)
+__global__ void __launch_bounds__(kThreads, min_blocks<T>())
 gather_kernel(const T* __restrict__ gout, T* __restrict__ gin, GatherArgs a) {
   for (int64_t item = blockIdx.x; item < a.items; item += gridDim.x) {
     const int64_t f = (item % a.column_blocks) * kThreads + threadIdx.x;
@@ -210,8 +302,224 @@ gather_kernel(const T* __restrict__ gout, T* __restrict__ gin, GatherArgs a) {
     }
     const T* g_plane = gout + outer * a.oh * a.ow * cin + c;
     T* out = gin + outer * a.h * a.w * cin + x * cin + c;
-    if constexpr (M > 0) walk_column<T, M, PYT>(a, g_plane, out, (int)x, (int)y0, (int)y1, cin);
-    else direct_column<T, PYT>(a, g_plane, out, x, y0, y1, cin);
+    if constexpr (M > 0) {
+      if (a.sh == 1) walk_column_stride1<T, M, PYT>(a, g_plane, out, (int)x, (int)y0, (int)y1, cin);
+      else walk_column<T, M, PYT>(a, g_plane, out, (int)x, (int)y0, (int)y1, cin);
+    } else {
+      direct_column<T, PYT>(a, g_plane, out, x, y0, y1, cin);
+    }
+  }
+}
+
+
+// ---- NCHW: staged quotients ------------------------------------------------------------
+// In NCHW the ring walks read their terms from shared memory: a block takes
+// a tile of grad_input (plane_group whole planes of w <= kThreads columns,
+// or tile_w columns of one plane) and a segment of its rows, and stages, a
+// chunk of chunk_rows input rows at a time, the quotients q = g / d of
+// every window that holds an element of the chunk's tile (pytorch
+// numerics: backward_term, rounded to the type for f16/bf16 - each once per
+// grad_output element and chunk instead of once per window row and lane;
+// fast numerics the same true quotient in the accumulator type). The
+// staging is one coalesced pass over grad_output with many loads in flight;
+// the walks then read the quotients at shared-memory latency and only store
+// to global memory. The ring keeps, per window row, the quotients of the
+// lane's window columns (pytorch: added in order, oh then ow ascending, as
+// PyTorch does, bitwise) or their sum (fast).
+
+// A lane's window columns in the staged quotients of the current chunk.
+template <typename T, int M, bool PYT>
+struct StagedTerms {
+  using A = typename Elem<T>::acc_t;
+  static constexpr int R = PYT ? M : 1;
+  const A* col;  // the lane's plane, staged window row r_lo, its first window column
+  int nc;        // window columns of the lane (<= 0: none; inactive lanes)
+  int ne;        // staged window columns per row
+  int r_lo, r_hi;
+
+  __device__ __forceinline__ void load(int oh, A (&slot)[R]) const {
+#pragma unroll
+    for (int j = 0; j < R; ++j) slot[j] = A(0);
+    if (oh < r_lo || oh > r_hi) return;  // outside [0, oh), or a row no element of the chunk uses
+    const A* row = col + (oh - r_lo) * ne;
+#pragma unroll
+    for (int j = 0; j < M; ++j) {
+      if (j < nc) {
+        if constexpr (PYT) slot[j] = row[j];
+        else slot[0] += row[j];
+      }
+    }
+  }
+};
+
+template <typename T, int M, bool PYT>
+__global__ void __launch_bounds__(kThreads, min_blocks<T>())
+gather_staged_kernel(const T* __restrict__ gout, T* __restrict__ gin, GatherArgs a) {
+  using E = Elem<T>;
+  using A = typename E::acc_t;
+  constexpr int R = PYT ? M : 1;
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  A* stage_buf = reinterpret_cast<A*>(smem_raw);
+  const int h = (int)a.h, w = (int)a.w, oh_count = (int)a.oh, ow_count = (int)a.ow;
+  const int kh = (int)a.kh, kw = (int)a.kw, sh = (int)a.sh, sw = (int)a.sw, ph = (int)a.ph, pw = (int)a.pw;
+  const int t = (int)threadIdx.x, nthreads = (int)blockDim.x;
+  // The lane's plane within the group and column within the tile.
+  const int lp = a.plane_group > 1 ? t / w : 0;
+  const int lx = a.plane_group > 1 ? t - lp * w : t;
+  const int64_t plane_elems = (int64_t)oh_count * ow_count;
+
+  for (int64_t item = blockIdx.x; item < a.items; item += gridDim.x) {
+    const int ct = (int)(item % a.col_tiles);
+    const int64_t rest = item / a.col_tiles;
+    const int seg = (int)(rest % a.segments);
+    const int64_t plane0 = (rest / a.segments) * a.plane_group;
+    const int xa = a.plane_group > 1 ? 0 : ct * a.tile_w;
+    const int xe = a.plane_group > 1 ? w : min(w, xa + a.tile_w);
+    const int x = xa + lx;
+    const bool active = lp < a.plane_group && plane0 + lp < a.planes && x < xe;
+    // The tile's window columns [e_lo, e_hi] (a superset of those holding
+    // its elements).
+    const int e_lo = max(0, xa + pw - kw + 1 > 0 ? (xa + pw - kw + 1 + sw - 1) / sw : 0);
+    const int e_hi = min(ow_count - 1, (xe - 1 + pw) / sw);
+    const int ne = e_hi - e_lo + 1;
+    const int y0 = seg * (int)a.seg_rows;
+    const int y1 = min(h, y0 + (int)a.seg_rows);
+    const int64_t planes_here = min((int64_t)a.plane_group, a.planes - plane0);
+    const T* g_group = gout + plane0 * plane_elems;
+
+    StagedTerms<T, M, PYT> terms;
+    terms.ne = ne;
+    terms.nc = 0;
+    int col_first = 0;
+    if (active) {
+      const AxisOutputsOf<int> cols = axis_outputs_of<int>(x, w, ow_count, kw, sw, pw);
+      terms.nc = cols.last - cols.first + 1;
+      col_first = cols.first;
+    }
+    // Stages the quotients of the windows holding rows [ya, ya + chunk_rows)
+    // of the tile; every lane of the block calls it at the same rows.
+    auto stage = [&](int ya) {
+      const int yb = min(y1, ya + a.chunk_rows);
+      const int r_lo = ya + ph - kh + 1 > 0 ? (ya + ph - kh + 1 + sh - 1) / sh : 0;
+      const int r_hi = min(oh_count - 1, (yb - 1 + ph) / sh);
+      const int nr = r_hi - r_lo + 1 > 0 ? r_hi - r_lo + 1 : 0;
+      const int per_plane = nr * (ne > 0 ? ne : 0);
+      const int total = (int)planes_here * per_plane;
+      __syncthreads();  // the previous chunk's reads are done
+      for (int i0 = t; i0 < total; i0 += 4 * nthreads) {
+        T g[4];
+        int r[4], e[4];
+#pragma unroll
+        for (int k = 0; k < 4; ++k) {
+          const int i = i0 + k * nthreads;
+          r[k] = 0;
+          e[k] = 0;
+          if (i < total) {
+            const int pp = i / per_plane;
+            const int rem = i - pp * per_plane;
+            r[k] = rem / ne;
+            e[k] = rem - r[k] * ne;
+            g[k] = load1<false>(g_group + pp * plane_elems + (int64_t)(r_lo + r[k]) * ow_count + e_lo + e[k]);
+          }
+        }
+#pragma unroll
+        for (int k = 0; k < 4; ++k) {
+          const int i = i0 + k * nthreads;
+          if (i < total) {
+            const int oh = r_lo + r[k], ow = e_lo + e[k];
+            const int64_t d = divisor_from_factors(
+                axis_divisor_factor(axis_window_of<int>(oh, h, kh, sh, ph), a.include_pad),
+                axis_divisor_factor(axis_window_of<int>(ow, w, kw, sw, pw), a.include_pad), a.divisor_override);
+            stage_buf[i] = backward_term<T, PYT>(g[k], d);
+          }
+        }
+      }
+      __syncthreads();
+      terms.r_lo = r_lo;
+      terms.r_hi = r_lo + nr - 1;
+      terms.col = stage_buf + lp * per_plane + (col_first - e_lo);
+    };
+
+    const int64_t out_row_stride = w;
+    T* o = gin + (plane0 + (active ? lp : 0)) * (int64_t)h * w + x + (int64_t)y0 * out_row_stride;
+    if (sh == 1) {
+      // Row stride 1: step c of a round keeps window row y + ph in ring
+      // slot c (chunk_rows is a multiple of M, so chunks start at step 0).
+      stage(y0);
+      A ring[M][R];
+#pragma unroll
+      for (int j = 0; j < R; ++j) ring[0][j] = A(0);
+#pragma unroll
+      for (int pidx = 1; pidx < M; ++pidx) terms.load(y0 + ph - M + pidx, ring[pidx]);
+      int next_stage = y0 + a.chunk_rows;
+      for (int y = y0; y < y1; y += M, o += M * out_row_stride) {
+        if (y == next_stage) {
+          stage(y);
+          next_stage += a.chunk_rows;
+        }
+#pragma unroll
+        for (int c = 0; c < M; ++c) {
+          if (y + c < y1) {
+            const int newest = y + c + ph;
+            terms.load(newest, ring[c]);
+            const int first = newest - kh + 1 > 0 ? newest - kh + 1 : 0;
+            const int lowest = first - (newest - (M - 1));
+            A acc = A(0);
+#pragma unroll
+            for (int i = 0; i < M; ++i)
+              if (i >= lowest)
+#pragma unroll
+                for (int j = 0; j < R; ++j) acc += ring[(c + 1 + i) % M][j];
+            if (active) store_stream(o + c * out_row_stride, E::from_acc(acc));
+          }
+        }
+      }
+    } else {
+      const AxisOutputsOf<int> rows0 = axis_outputs_of<int>(y0, h, oh_count, kh, sh, ph);
+      int first = rows0.first;
+      int first_start = first * sh - ph;
+      int next = (y0 + ph) / sh;
+      int next_start = next * sh - ph;
+      int top = first - 1;
+      A ring[M][R];
+#pragma unroll
+      for (int i = 0; i < M; ++i)
+#pragma unroll
+        for (int j = 0; j < R; ++j) ring[i][j] = A(0);
+      int next_stage = y0;
+      for (int y = y0; y < y1; ++y, o += out_row_stride) {
+        if (y == next_stage) {
+          stage(y);
+          next_stage += a.chunk_rows;
+        }
+        if (y > y0) {
+          if (first_start + kh <= y) {
+            ++first;
+            first_start += sh;
+          }
+          if (next_start + sh <= y) {
+            ++next;
+            next_start += sh;
+          }
+        }
+        const int last = next < oh_count - 1 ? next : oh_count - 1;
+        while (top < last) {
+          ++top;
+#pragma unroll
+          for (int i = 0; i + 1 < M; ++i)
+#pragma unroll
+            for (int j = 0; j < R; ++j) ring[i][j] = ring[i + 1][j];
+          terms.load(top, ring[M - 1]);
+        }
+        A acc = A(0);
+#pragma unroll
+        for (int i = 0; i < M; ++i)
+          if (top - (M - 1) + i >= first)
+#pragma unroll
+            for (int j = 0; j < R; ++j) acc += ring[i][j];
+        if (active) store_stream(o, E::from_acc(acc));
+      }
+    }
   }
 }
 
@@ -243,8 +551,65 @@ avgpool_status choose_kernel(const Problem& q, KernelConfig<GatherArgs>* c, cons
   return q.layout == AVGPOOL_LAYOUT_NHWC ? with_layout(std::true_type{}) : with_layout(std::false_type{});
 }
 
+// The staged NCHW kernel's tiles (GatherArgs) and shared memory; M > 0.
+template <typename T, int M, bool PYT>
+avgpool_status choose_staged(const Problem& q, KernelConfig<GatherArgs>* c, const DeviceInfo& device,
+                             Decline* why) {
+  using A = typename Elem<T>::acc_t;
+  GatherArgs& a = c->args;
+  int threads;
+  if (q.w <= kThreads) {
+    a.plane_group = (int)std::min<int64_t>(kThreads / q.w, q.planes());
+    a.tile_w = (int)q.w;
+    a.col_tiles = 1;
+    threads = (int)ceil_div(a.plane_group * q.w, 32) * 32;
+  } else {
+    a.plane_group = 1;
+    a.col_tiles = (int)ceil_div(q.w, kThreads);
+    a.tile_w = (int)(ceil_div(ceil_div(q.w, a.col_tiles), 32) * 32);
+    a.col_tiles = (int)ceil_div(q.w, a.tile_w);
+    threads = a.tile_w;
+  }
+  const int64_t groups = ceil_div(q.planes(), a.plane_group);
+  const int64_t tiles = groups * a.col_tiles;
+  // Segments of rows until the grid has several waves (each re-stages the
+  // window rows above it).
+  const int64_t target_items = 16 * (int64_t)std::max(device.sms, 1);
+  const int64_t max_segments = std::max<int64_t>(1, q.h / 16);
+  a.segments = (int)std::min(max_segments, std::max<int64_t>(1, ceil_div(target_items, tiles)));
+  a.seg_rows = ceil_div(q.h, a.segments);
+  a.segments = (int)ceil_div(q.h, a.seg_rows);
+  a.items = tiles * a.segments;
+  // Staged window columns per plane: those of the tile's columns.
+  const int64_t cols = a.plane_group > 1 ? q.ow : std::min<int64_t>(q.ow, (a.tile_w + q.kw - 2) / q.sw + 1);
+  auto stage_rows = [&](int64_t rows) { return std::min<int64_t>(q.oh, (rows + q.kh - 2) / q.sh + 1); };
+  auto smem_of = [&](int64_t rows) { return a.plane_group * stage_rows(rows) * cols * (int64_t)sizeof(A); };
+  // Chunks: a multiple of M rows, the whole segment where 32 KiB hold it.
+  constexpr int64_t kStageBytes = 32 * 1024;
+  int64_t chunk = ceil_div(a.seg_rows, M) * M;
+  while (chunk > M && smem_of(chunk) > kStageBytes) chunk -= M;
+  a.chunk_rows = (int)chunk;
+  return use_kernel<GatherArgs, T, gather_staged_kernel<T, M, PYT>>(c, "gather_staged_kernel", threads,
+                                                                    smem_of(chunk), GridShape{a.items, false},
+                                                                    device, why);
+}
+
 avgpool_status init(const Problem& q, const DeviceInfo& device, ConfigPtr* config, Decline* why) {
   auto c = new_config<GatherArgs>(q, device);
+  if (q.layout == AVGPOOL_LAYOUT_NCHW && ring_size(q) > 0) {
+    const int m = ring_size(q);
+    const avgpool_status s = for_problem_types(q, [&](auto zero, auto pyt) {
+      using T = decltype(zero);
+      constexpr bool P = decltype(pyt)::value;
+      switch (m) {
+        case 1: return choose_staged<T, 1, P>(q, c.get(), device, why);
+        case 2: return choose_staged<T, 2, P>(q, c.get(), device, why);
+        case 3: return choose_staged<T, 3, P>(q, c.get(), device, why);
+        default: return choose_staged<T, 5, P>(q, c.get(), device, why);
+      }
+    });
+    return hand_over(s, std::move(c), config);
+  }
   GatherArgs& a = c->args;
   a.c = q.c;
   a.columns = q.layout == AVGPOOL_LAYOUT_NHWC ? q.n * q.w * q.c : q.planes() * q.w;
@@ -268,13 +633,7 @@ avgpool_status init(const Problem& q, const DeviceInfo& device, ConfigPtr* confi
 
 }  // namespace
 
-const Impl kBackwardGatherImpl = {
-    /* .name      = */ kName,
-    /* .backend   = */ AVGPOOL_BACKEND_CUDA,
-    /* .direction = */ Direction::kBackward,
-    /* .init      = */ init,
-    /* .execute   = */ execute_config,
-};
+const Impl kBackwardGatherImpl = cuda_impl(kName, Direction::kBackward, init);
 
 }  // namespace cuda
 }  // namespace avgpool

@@ -44,7 +44,9 @@ __device__ __forceinline__ void ring_init(uint64_t* full, uint64_t* empty, int s
       mbar_init(&full[s], (uint32_t)producers);
       mbar_init(&empty[s], (uint32_t)consumers);
     }
+#if AVGPOOL_BULK_COPY_DEVICE
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+#endif
   }
   __syncthreads();
 }

@@ -1,6 +1,11 @@
 // Host-side pieces of the CUDA backend: the per-device properties a plan
 // binds to, kernel attributes and grid sizes decided at plan creation, and
 // the one execute path (pointer and stream checks, device switch, launch).
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <algorithm>
 #include <mutex>
 #include <vector>
 
@@ -17,6 +22,7 @@ struct DeviceTable {
   cudaError_t count_error = cudaSuccess;
   int count = 0;
   std::vector<DeviceInfo> info;
+  std::vector<int> real_cc;  // 10 * major + minor as the device reports it
   std::vector<cudaError_t> error;
   std::unique_ptr<std::once_flag[]> once;
 };
@@ -30,11 +36,51 @@ DeviceTable& device_table() {
       t->count = 0;
     }
     t->info.resize((size_t)t->count);
+    t->real_cc.assign((size_t)t->count, 0);
     t->error.assign((size_t)t->count, cudaSuccess);
     t->once.reset(new std::once_flag[(size_t)(t->count > 0 ? t->count : 1)]);
     return t;
   }();
   return *table;
+}
+
+// AVGPOOL_CUDA_TREAT_AS_SM=XY, a testing aid (docs/api.md): every device
+// newer than sm_XY is seen as sm_XY, with that architecture's shared-memory
+// limits, so its plans get what an sm_XY device gets (below sm_90: no
+// bulk-copy implementation, AUTO takes the portable ones). Read once, at the
+// first CUDA plan; a value not in the table makes the CUDA backend unusable
+// with the reason, rather than silently testing the wrong thing.
+struct ArchLimits {
+  int cc;                     // 10 * major + minor
+  int64_t smem_block, smem_sm;  // opt-in shared memory of a block, of an SM (bytes)
+};
+constexpr ArchLimits kArchLimits[] = {
+    {75, 64 << 10, 64 << 10},   {80, 163 << 10, 164 << 10}, {86, 99 << 10, 100 << 10},
+    {87, 163 << 10, 164 << 10}, {89, 99 << 10, 100 << 10},  {90, 227 << 10, 228 << 10},
+};
+
+struct TreatAs {
+  const ArchLimits* arch = nullptr;  // null: the switch is off
+  char error[200] = "";              // non-empty: the value is not usable
+};
+
+const TreatAs& treat_as() {
+  static const TreatAs t = [] {
+    TreatAs r;
+    const char* e = getenv("AVGPOOL_CUDA_TREAT_AS_SM");
+    if (e == nullptr || *e == '\0') return r;
+    char* end = nullptr;
+    const long v = strtol(e, &end, 10);
+    for (const ArchLimits& a : kArchLimits)
+      if (*end == '\0' && v == a.cc) r.arch = &a;
+    if (r.arch == nullptr)
+      snprintf(r.error, sizeof r.error,
+               "AVGPOOL_CUDA_TREAT_AS_SM=%.20s is not one of 75, 80, 86, 87, 89, 90 (unset it to use the "
+               "devices as they are)",
+               e);
+    return r;
+  }();
+  return t;
 }
 
 cudaError_t read_device(int ordinal, DeviceInfo* d) {
@@ -49,6 +95,13 @@ cudaError_t read_device(int ordinal, DeviceInfo* d) {
   d->smem_block = v;
   if ((e = cudaDeviceGetAttribute(&v, cudaDevAttrMaxSharedMemoryPerMultiprocessor, ordinal)) != cudaSuccess) return e;
   d->smem_sm = v;
+  const TreatAs& as = treat_as();
+  if (as.arch != nullptr && as.arch->cc < 10 * d->cc_major + d->cc_minor) {
+    d->cc_major = as.arch->cc / 10;
+    d->cc_minor = as.arch->cc % 10;
+    d->smem_block = std::min(d->smem_block, as.arch->smem_block);
+    d->smem_sm = std::min(d->smem_sm, as.arch->smem_sm);
+  }
   return cudaSuccess;
 }
 
@@ -131,7 +184,12 @@ avgpool_status current_device(DeviceInfo* info, Decline* why) {
     return decline(why, AVGPOOL_ERROR_BACKEND_UNAVAILABLE, "no usable CUDA device (cudaGetDevice: %s)",
                    cudaGetErrorString(e));
   }
+  if (treat_as().error[0] != '\0') return decline(why, AVGPOOL_ERROR_BACKEND_UNAVAILABLE, "%s", treat_as().error);
   std::call_once(t.once[(size_t)ordinal], [&] {
+    int major = 0, minor = 0;
+    if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, ordinal) == cudaSuccess &&
+        cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, ordinal) == cudaSuccess)
+      t.real_cc[(size_t)ordinal] = 10 * major + minor;
     t.error[(size_t)ordinal] = read_device(ordinal, &t.info[(size_t)ordinal]);
     if (t.error[(size_t)ordinal] != cudaSuccess) cudaGetLastError();
   });
@@ -140,6 +198,18 @@ avgpool_status current_device(DeviceInfo* info, Decline* why) {
                    cudaGetErrorString(t.error[(size_t)ordinal]));
   *info = t.info[(size_t)ordinal];
   return AVGPOOL_SUCCESS;
+}
+
+avgpool_status require_bulk_copy(const char* impl, const DeviceInfo& device, Decline* why) {
+  if (device.cc_major >= 9) return AVGPOOL_SUCCESS;
+  const DeviceTable& t = device_table();
+  const int real = device.ordinal >= 0 && device.ordinal < t.count ? t.real_cc[(size_t)device.ordinal] : 0;
+  char note[96] = "";
+  if (real != 10 * device.cc_major + device.cc_minor)
+    snprintf(note, sizeof note, " (sm_%d treated as older: AVGPOOL_CUDA_TREAT_AS_SM)", real);
+  return decline(why, AVGPOOL_ERROR_UNSUPPORTED,
+                 "%s needs sm_90 or newer (the bulk copy engine, cp.async.bulk); device %d is sm_%d%d%s", impl,
+                 device.ordinal, device.cc_major, device.cc_minor, note);
 }
 
 avgpool_status check_launch(const char* kernel) {
@@ -175,6 +245,13 @@ avgpool_status set_kernel_attributes(const void* kernel, int threads, int64_t sm
     return decline(why, AVGPOOL_ERROR_UNSUPPORTED, "%s has no code for device %d (sm_%d%d): %s", c->kernel_name,
                    device.ordinal, device.cc_major, device.cc_minor, cudaGetErrorString(e));
   }
+  // ptxVersion: the virtual architecture the code was built from (90 for
+  // sm_90 machine code, and for compute_90 PTX that a newer GPU compiles).
+  if (c->bulk_copy && attr.ptxVersion < 90)
+    return decline(why, AVGPOOL_ERROR_UNSUPPORTED,
+                   "%s: this build has no sm_90 code for it (built for compute_%d; see CMAKE_CUDA_ARCHITECTURES "
+                   "in docs/install.md)",
+                   c->kernel_name, attr.ptxVersion);
   // The opt-in limit covers static shared memory too (e.g. mbarriers).
   if (smem + (int64_t)attr.sharedSizeBytes > device.smem_block)
     return decline(why, AVGPOOL_ERROR_UNSUPPORTED, "%s: %lld bytes of shared memory exceed device %d's %lld",

@@ -112,6 +112,12 @@ inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 // BACKEND_UNAVAILABLE with the reason when no device is usable.
 avgpool_status current_device(DeviceInfo* info, Decline* why);
 
+// The bulk-copy implementations (cuda:nchw_row_stream, cuda:nhwc_tile_stream,
+// cuda:nchw_row_bulk) need sm_90 or newer: the copy engine and its mbarriers.
+// Their inits start with this; below sm_90 (real, or as AVGPOOL_CUDA_TREAT_AS_SM
+// says) they decline with the reason and AUTO goes on to the portable ones.
+avgpool_status require_bulk_copy(const char* impl, const DeviceInfo& device, Decline* why);
+
 // After a launch: AVGPOOL_ERROR_DEVICE with the runtime's text, or SUCCESS.
 avgpool_status check_launch(const char* kernel);
 
@@ -134,6 +140,10 @@ struct CudaConfig : Config {
   unsigned grid = 0;
   int threads = 0;
   int64_t smem = 0;
+  // A bulk-copy kernel: its device code must come from sm_90 or newer (a
+  // build for older architectures only has a trap there; set_kernel_attributes
+  // declines it).
+  bool bulk_copy = false;
   // An implementation with a 16-byte-vector kernel and a scalar one for the
   // same problem: pointers not aligned to vec_align bytes run `unaligned`.
   int64_t vec_align = 1;
@@ -152,12 +162,6 @@ avgpool_status execute_config(const Problem& q, const Config& config, const void
 constexpr Impl cuda_impl(const char* name, Direction direction,
                          avgpool_status (*init)(const Problem&, const DeviceInfo&, ConfigPtr*, Decline*)) {
   return Impl{name, AVGPOOL_BACKEND_CUDA, direction, init, execute_config};
-}
-
-// The end of an init: the configuration goes to the plan when s is SUCCESS.
-template <class C> avgpool_status hand_over(avgpool_status s, std::unique_ptr<C> c, ConfigPtr* config) {
-  if (s == AVGPOOL_SUCCESS) *config = std::move(c);
-  return s;
 }
 
 template <class Args, typename T, void (*Kernel)(const T*, T*, Args)>
@@ -199,6 +203,27 @@ template <class Args> std::unique_ptr<KernelConfig<Args>> new_config(const Probl
   return c;
 }
 
+// The end of an init: the configuration goes to the plan when s is SUCCESS.
+template <class C> avgpool_status hand_over(avgpool_status s, std::unique_ptr<C> c, ConfigPtr* config) {
+  if (s == AVGPOOL_SUCCESS) *config = std::move(c);
+  return s;
+}
+
+// An implementation with a 16-byte-vector kernel and a scalar one for the
+// same problem: fill(config, vectors) sets up each (and sets vec_align to 16
+// where the vector one needs aligned pointers); the scalar one then runs
+// other pointers (execute_config picks).
+template <class Args, class Fill>
+avgpool_status hand_over_vector_and_scalar(const Problem& q, const DeviceInfo& device, ConfigPtr* config,
+                                           Fill&& fill) {
+  auto vec = new_config<Args>(q, device), scalar = new_config<Args>(q, device);
+  avgpool_status s;
+  if ((s = fill(vec.get(), true)) != AVGPOOL_SUCCESS || (s = fill(scalar.get(), false)) != AVGPOOL_SUCCESS) return s;
+  if (vec->vec_align > 1) vec->unaligned = std::move(scalar);
+  *config = std::move(vec);
+  return AVGPOOL_SUCCESS;
+}
+
 // One range guard: kernels that index within an axis in int32 take axes,
 // kernels, strides and paddings below 2^28 (sums of a few stay below 2^31).
 bool axes_fit_int32(const Problem& q);
@@ -230,6 +255,12 @@ template <typename F> inline avgpool_status dispatch_dtype_flag(avgpool_dtype dt
   return dispatch_dtype_cuda(dtype, [&](auto zero) {
     return flag ? f(zero, std::true_type{}) : f(zero, std::false_type{});
   });
+}
+
+// Calls f(T{}, std::bool_constant<pytorch numerics>{}) for the problem's
+// dtype and numerics: where an init picks its kernel instantiation.
+template <typename F> avgpool_status for_problem_types(const Problem& q, F&& f) {
+  return dispatch_dtype_flag(q.dtype, q.numerics == AVGPOOL_NUMERICS_PYTORCH, static_cast<F&&>(f));
 }
 
 }  // namespace cuda

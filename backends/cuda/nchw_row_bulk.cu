@@ -49,7 +49,8 @@ struct RowsArgs : Geometry {
   bool separable;             // fast numerics: vertical then horizontal sums (else direct sums)
 };
 
-__device__ __forceinline__ void consumers_sync() {
+// [[maybe_unused]]: below sm_90 the kernel body is a trap (bulk_copy.cuh).
+[[maybe_unused]] __device__ __forceinline__ void consumers_sync() {
   asm volatile("bar.sync 1, %0;" ::"n"(kConsumers) : "memory");
 }
 
@@ -59,9 +60,6 @@ struct Item {
   int64_t p0, r0, r1, oy0;
   int np, noy;
   int64_t first, count;  // elements of src: one contiguous range
-  int64_t xa, pitch;     // columns [xa, xa + pitch) of each row are in the stage
-  int64_t ox0;
-  int nox;               // output columns [ox0, ox0 + nox)
 };
 
 template <typename T>
@@ -83,16 +81,15 @@ __device__ __forceinline__ Item decode(const RowsArgs& a, int64_t item) {
     it.first = (it.p0 * a.h + it.r0) * a.w;
     it.count = (it.r1 - it.r0) * a.w;
   }
-  it.xa = 0;
-  it.pitch = a.w;
-  it.ox0 = 0;
-  it.nox = (int)a.ow;
   return it;
 }
 
 template <typename T, int K, bool PYT>
 __global__ void __launch_bounds__(kThreads, 1)
 nchw_rows_kernel(const T* __restrict__ src, T* __restrict__ dst, RowsArgs a) {
+#if !AVGPOOL_BULK_COPY_DEVICE
+  __trap();  // never launched below sm_90 (bulk_copy.cuh)
+#else
   using E = Elem<T>;
   using A = typename E::acc_t;
   constexpr int V = vec_of<T>();
@@ -173,13 +170,34 @@ nchw_rows_kernel(const T* __restrict__ src, T* __restrict__ dst, RowsArgs a) {
     return axis_window(ox, a.w, kw, a.sw, a.pw);
   };
 
+  // The consumers share an item's outputs element by element: start_row(pr,
+  // p, r) when a thread moves to output row r of the item's plane p (pair
+  // pr), then output(ox) for each of its outputs in that row.
+  auto for_each_output = [&](int rows_out, int noy, auto&& start_row, auto&& output) {
+    const int now = (int)a.ow;
+    const int total = rows_out * now;
+    const int oq = kConsumers / now, orr = kConsumers - oq * now;
+    int opr = tid / now, ox = tid - opr * now, ocur = -1;
+    for (int e = tid; e < total; e += kConsumers) {
+      if (opr != ocur) {
+        ocur = opr;
+        const int p = opr / noy;
+        start_row(opr, p, opr - p * noy);
+      }
+      output(ox);
+      ox += orr;
+      opr += oq;
+      if (ox >= now) { ox -= now; ++opr; }
+    }
+  };
+
   RingCursor ring(a.stages);
   for (int64_t item = blockIdx.x; item < a.items; item += gridDim.x, ring.advance()) {
     const int s = ring.s;
     mbar_wait(&full[s], ring.phase);
     const Item it = decode<T>(a, item);
     const uintptr_t mis = (uintptr_t)(src + it.first) & 15;
-    const int64_t P = it.pitch, VP = a.vs_pitch;
+    const int64_t P = a.w, VP = a.vs_pitch;
     const T* t = reinterpret_cast<const T*>(smem + (size_t)s * a.stage_bytes + mis);
     const int64_t plane_rows = it.r1 - it.r0;  // rows per plane in the stage
     const int nrows_out = it.np * it.noy;      // (plane, output row) pairs
@@ -246,79 +264,67 @@ nchw_rows_kernel(const T* __restrict__ src, T* __restrict__ dst, RowsArgs a) {
       // The stage is no longer needed: hand it back before the horizontal pass.
       mbar_arrive(&empty[s]);
       consumers_sync();
-      const int now = it.nox;
-      const int total_o = nrows_out * now;
-      const int oq = kConsumers / now, orr = kConsumers - oq * now;
-      int opr = tid / now, ox = tid - opr * now, ocur = -1;
       AxisWindow rw{0, 0, 0};
       T* orow = dst;
       const A* vrow = vs;
-      for (int e = tid; e < total_o; e += kConsumers) {
-        if (opr != ocur) {
-          ocur = opr;
-          const int p = opr / it.noy, r = opr - p * it.noy;
-          const int64_t oy = it.oy0 + r;
-          rw = row_win(oy);
-          orow = dst + ((it.p0 + p) * a.oh + oy) * a.ow + it.ox0;
-          vrow = vs + (int64_t)opr * VP - it.xa;
-        }
-        const AxisWindow cw = col_win(it.ox0 + ox);
-        const A* c = vrow + cw.begin;
-        const int nc = (int)(cw.end - cw.begin);
-        A sum = A(0);
-        if constexpr (K > 0) {
+      for_each_output(
+          nrows_out, it.noy,
+          [&](int opr, int p, int r) {
+            const int64_t oy = it.oy0 + r;
+            rw = row_win(oy);
+            orow = dst + ((it.p0 + p) * a.oh + oy) * a.ow;
+            vrow = vs + (int64_t)opr * VP;
+          },
+          [&](int ox) {
+            const AxisWindow cw = col_win(ox);
+            const A* c = vrow + cw.begin;
+            const int nc = (int)(cw.end - cw.begin);
+            A sum = A(0);
+            if constexpr (K > 0) {
 #pragma unroll
-          for (int j = 0; j < K; ++j)
-            if (j < nc) sum += c[j];
-        } else {
-          for (int j = 0; j < nc; ++j) sum += c[j];
-        }
-        orow[ox] = E::from_acc(finish(sum, rw, cw, a.include_pad, a.divisor_override));
-        ox += orr;
-        opr += oq;
-        if (ox >= now) { ox -= now; ++opr; }
-      }
+              for (int j = 0; j < K; ++j)
+                if (j < nc) sum += c[j];
+            } else {
+              for (int j = 0; j < nc; ++j) sum += c[j];
+            }
+            orow[ox] = E::from_acc(finish(sum, rw, cw, a.include_pad, a.divisor_override));
+          });
       consumers_sync();  // vs is rewritten by the next item
     } else {
-      const int now = it.nox;
-      const int total_o = nrows_out * now;
-      const int oq = kConsumers / now, orr = kConsumers - oq * now;
-      int opr = tid / now, ox = tid - opr * now, ocur = -1, nr = 0;
       AxisWindow rw{0, 0, 0};
       T* orow = dst;
       const T* rows = t;
-      for (int e = tid; e < total_o; e += kConsumers) {
-        if (opr != ocur) {
-          ocur = opr;
-          const int p = opr / it.noy, r = opr - p * it.noy;
-          const int64_t oy = it.oy0 + r;
-          rw = row_win(oy);
-          orow = dst + ((it.p0 + p) * a.oh + oy) * a.ow + it.ox0;
-          rows = t + (p * plane_rows + (rw.begin - it.r0)) * P - it.xa;
-          nr = (int)(rw.end - rw.begin);
-        }
-        const AxisWindow cw = col_win(it.ox0 + ox);
-        const int nc = (int)(cw.end - cw.begin);
-        const T* c0 = rows + cw.begin;
-        A sum = A(0);
-        for (int y = 0; y < nr; ++y) {
-          const T* c = c0 + y * P;
-          if constexpr (K > 0) {
+      int nr = 0;
+      for_each_output(
+          nrows_out, it.noy,
+          [&](int, int p, int r) {
+            const int64_t oy = it.oy0 + r;
+            rw = row_win(oy);
+            orow = dst + ((it.p0 + p) * a.oh + oy) * a.ow;
+            rows = t + (p * plane_rows + (rw.begin - it.r0)) * P;
+            nr = (int)(rw.end - rw.begin);
+          },
+          [&](int ox) {
+            const AxisWindow cw = col_win(ox);
+            const int nc = (int)(cw.end - cw.begin);
+            const T* c0 = rows + cw.begin;
+            A sum = A(0);
+            for (int y = 0; y < nr; ++y) {
+              const T* c = c0 + y * P;
+              if constexpr (K > 0) {
 #pragma unroll
-            for (int j = 0; j < K; ++j)
-              if (j < nc) sum += E::to_acc(c[j]);
-          } else {
-            for (int j = 0; j < nc; ++j) sum += E::to_acc(c[j]);
-          }
-        }
-        orow[ox] = E::from_acc(finish(sum, rw, cw, a.include_pad, a.divisor_override));
-        ox += orr;
-        opr += oq;
-        if (ox >= now) { ox -= now; ++opr; }
-      }
+                for (int j = 0; j < K; ++j)
+                  if (j < nc) sum += E::to_acc(c[j]);
+              } else {
+                for (int j = 0; j < nc; ++j) sum += E::to_acc(c[j]);
+              }
+            }
+            orow[ox] = E::from_acc(finish(sum, rw, cw, a.include_pad, a.divisor_override));
+          });
       mbar_arrive(&empty[s]);
     }
   }
+#endif
 }
 
 // ---- host ----------------------------------------------------------------------------
@@ -380,12 +386,14 @@ avgpool_status plan_items(const Problem& q, const DeviceInfo& device, RowsArgs* 
 }
 
 avgpool_status init(const Problem& q, const DeviceInfo& device, ConfigPtr* config, Decline* why) {
+  if (require_bulk_copy(kName, device, why) != AVGPOOL_SUCCESS) return why->status;
   if (q.layout != AVGPOOL_LAYOUT_NCHW) return decline(why, AVGPOOL_ERROR_UNSUPPORTED, "%s is NCHW only", kName);
   auto c = new_config<RowsArgs>(q, device);
+  c->bulk_copy = true;
   int64_t smem = 0;
   if (plan_items(q, device, &c->args, &smem, why) != AVGPOOL_SUCCESS) return why->status;
   const avgpool_status s =
-      dispatch_dtype_flag(q.dtype, q.numerics == AVGPOOL_NUMERICS_PYTORCH, [&](auto zero, auto pyt) {
+      for_problem_types(q, [&](auto zero, auto pyt) {
         using T = decltype(zero);
         return dispatch_k<2, 3, 4, 5, 7, 11>(q.kh == q.kw ? q.kh : 0, [&](auto k) {
           return use_kernel<RowsArgs, T, nchw_rows_kernel<T, decltype(k)::value, decltype(pyt)::value>>(

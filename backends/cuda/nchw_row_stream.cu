@@ -74,7 +74,8 @@ struct Segment {
   int64_t plane, oy_first, oy_last, y_begin, y_end;
 };
 
-__device__ __forceinline__ Segment unit_segment(const StreamArgs& a, int64_t u) {
+// [[maybe_unused]]: below sm_90 the kernel body is a trap (bulk_copy.cuh).
+[[maybe_unused]] __device__ __forceinline__ Segment unit_segment(const StreamArgs& a, int64_t u) {
   Segment sg;
   sg.plane = u / a.units_per_plane;
   sg.oy_first = (u - sg.plane * a.units_per_plane) * a.unit_rows;
@@ -85,7 +86,7 @@ __device__ __forceinline__ Segment unit_segment(const StreamArgs& a, int64_t u) 
 }
 
 // The end of the stage-sized run of a segment's input rows that starts at y0.
-__device__ __forceinline__ int64_t chunk_end(const StreamArgs& a, const Segment& sg, int64_t y0) {
+[[maybe_unused]] __device__ __forceinline__ int64_t chunk_end(const StreamArgs& a, const Segment& sg, int64_t y0) {
   return y0 + a.rows_per_stage < sg.y_end ? y0 + a.rows_per_stage : sg.y_end;
 }
 
@@ -108,6 +109,9 @@ __device__ __forceinline__ void for_each_chunk(const StreamArgs& a, F&& f) {
 template <typename T, int K, int RM, int CPT, bool PYT>
 __global__ void __launch_bounds__(kThreads, blocks_per_sm(sizeof(T), CPT))
 row_stream_kernel(const T* __restrict__ src, T* __restrict__ dst, StreamArgs a) {
+#if !AVGPOOL_BULK_COPY_DEVICE
+  __trap();  // never launched below sm_90 (bulk_copy.cuh)
+#else
   using E = Elem<T>;
   using A = typename E::acc_t;
   constexpr int V = vec_of<T>();
@@ -262,6 +266,7 @@ row_stream_kernel(const T* __restrict__ src, T* __restrict__ dst, StreamArgs a) 
     mbar_arrive(&empty[ring.s]);
     ring.advance();
   });
+#endif
 }
 
 // ---- host ------------------------------------------------------------------------------
@@ -324,11 +329,13 @@ avgpool_status choose_kernel(KernelConfig<StreamArgs>* c, int64_t smem, const De
 }
 
 avgpool_status init(const Problem& q, const DeviceInfo& device, ConfigPtr* config, Decline* why) {
+  if (require_bulk_copy(kName, device, why) != AVGPOOL_SUCCESS) return why->status;
   auto c = new_config<StreamArgs>(q, device);
+  c->bulk_copy = true;
   int64_t smem = 0;
   if (plan_ring(q, device, &c->args, &smem, why) != AVGPOOL_SUCCESS) return why->status;
   c->src_align = 16;  // bulk copies of whole rows
-  const avgpool_status s = dispatch_dtype_flag(q.dtype, q.numerics == AVGPOOL_NUMERICS_PYTORCH, [&](auto zero, auto pyt) {
+  const avgpool_status s = for_problem_types(q, [&](auto zero, auto pyt) {
     return choose_kernel<decltype(zero), decltype(pyt)::value>(c.get(), smem, device, why);
   });
   return hand_over(s, std::move(c), config);

@@ -230,27 +230,17 @@ avgpool_status init(const Problem& q, const DeviceInfo& device, ConfigPtr* confi
   if (plan_tile(q, device, &g, why) != AVGPOOL_SUCCESS) return why->status;
   // The vector configuration (rows and src 16-byte aligned) and, for other
   // pointers, the same tile with one element per load.
-  std::unique_ptr<KernelConfig<SeArgs>> variants[2];
-  for (int vec = 1; vec >= 0; --vec) {
-    auto c = new_config<SeArgs>(q, device);
+  return hand_over_vector_and_scalar<SeArgs>(q, device, config, [&](KernelConfig<SeArgs>* c, bool vectors) {
     c->args.items = q.planes() * q.oh * g.chunks;
     c->args.chunks = g.chunks;
     c->args.oxc = g.oxc;
     c->args.pitch = g.pitch;
-    c->args.vec_ok = vec == 1 && (q.w * q.element_size) % 16 == 0;
-    const avgpool_status s =
-        dispatch_dtype_flag(q.dtype, q.numerics == AVGPOOL_NUMERICS_PYTORCH, [&](auto zero, auto pyt) {
-          return choose_kernel<decltype(zero), decltype(pyt)::value>(c.get(), g, device, why);
-        });
-    if (s != AVGPOOL_SUCCESS) return s;
-    variants[vec] = std::move(c);
-  }
-  if (variants[1]->args.vec_ok) {
-    variants[1]->vec_align = 16;
-    variants[1]->unaligned = std::move(variants[0]);
-  }
-  *config = std::move(variants[1]);
-  return AVGPOOL_SUCCESS;
+    c->args.vec_ok = vectors && (q.w * q.element_size) % 16 == 0;
+    if (c->args.vec_ok) c->vec_align = 16;
+    return for_problem_types(q, [&](auto zero, auto pyt) {
+      return choose_kernel<decltype(zero), decltype(pyt)::value>(c, g, device, why);
+    });
+  });
 }
 
 }  // namespace

@@ -355,7 +355,7 @@ avgpool_status init(const Problem& q, const DeviceInfo& device, ConfigPtr* confi
   int64_t smem = 0;
   if (plan_tiles(q, device, &c->args, &smem, why) != AVGPOOL_SUCCESS) return why->status;
   auto choose = [&](KernelConfig<TileArgs>* k) {
-    return dispatch_dtype_flag(q.dtype, q.numerics == AVGPOOL_NUMERICS_PYTORCH, [&](auto zero, auto pyt) {
+    return for_problem_types(q, [&](auto zero, auto pyt) {
       return choose_kernel<decltype(zero), decltype(pyt)::value>(k, smem, device, why);
     });
   };

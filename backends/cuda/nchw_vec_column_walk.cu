@@ -162,13 +162,13 @@ avgpool_status init(const Problem& q, const DeviceInfo& device, ConfigPtr* confi
                    kName, (long long)q.kh, (long long)q.kw, (long long)q.sh, (long long)q.sw, (long long)q.w);
   // The configuration with 16-byte stores (outputs over the vectors, dst
   // aligned) and, for other dst pointers, element stores.
-  std::unique_ptr<KernelConfig<VecColumnArgs>> variants[2];
-  for (int vec_out = 1; vec_out >= 0; --vec_out) {
-    auto c = new_config<VecColumnArgs>(q, device);
+  return hand_over_vector_and_scalar<VecColumnArgs>(q, device, config, [&](KernelConfig<VecColumnArgs>* c, bool vectors) {
     VecColumnArgs& a = c->args;
     a.nv = q.w / v;
     a.nt = ceil_div(q.ow + q.kh / 2 - q.pw, v);
-    a.vec_out = vec_out == 1 && q.pw == q.kh / 2 && q.ow % v == 0;
+    a.vec_out = vectors && q.pw == q.kh / 2 && q.ow % v == 0;
+    c->src_align = 16;  // 16-byte row loads; other pointers run another implementation
+    if (a.vec_out) c->vec_align = 16;
     // Rows per run: ~800K threads, runs of 4-256 rows (each run re-reads its
     // first K - 1 rows). Measured 2026-11-29, H200, f32, threads 100K / 200K /
     // 400K / 800K / 1.6M: k3 s1 p1 on 32x256x56x56 0.066 / 0.065 / 0.066 /
@@ -180,7 +180,7 @@ avgpool_status init(const Problem& q, const DeviceInfo& device, ConfigPtr* confi
     a.run = ceil_div(q.oh, a.runs);
     a.runs = ceil_div(q.oh, a.run);
     a.total = columns * a.runs;
-    const avgpool_status s = dispatch_dtype_cuda(q.dtype, [&](auto zero) {
+    return dispatch_dtype_cuda(q.dtype, [&](auto zero) {
       using T = decltype(zero);
       return dispatch_k<3, 5, 7>(q.kh, [&](auto k) {
         constexpr int K = decltype(k)::value;
@@ -188,21 +188,11 @@ avgpool_status init(const Problem& q, const DeviceInfo& device, ConfigPtr* confi
           return decline(why, AVGPOOL_ERROR_INTERNAL, "%s: no instantiation for kernel %lld", kName, (long long)q.kh);
         } else {
           return use_kernel<VecColumnArgs, T, nchw_vec_columns_kernel<T, K>>(
-              c.get(), "nchw_vec_columns_kernel", kThreads, 0, GridShape{ceil_div(a.total, kThreads), false}, device,
-              why);
+              c, "nchw_vec_columns_kernel", kThreads, 0, GridShape{ceil_div(a.total, kThreads), false}, device, why);
         }
       });
     });
-    if (s != AVGPOOL_SUCCESS) return s;
-    variants[vec_out] = std::move(c);
-  }
-  variants[1]->src_align = 16;  // 16-byte row loads; other pointers run another implementation
-  if (variants[1]->args.vec_out) {
-    variants[1]->vec_align = 16;
-    variants[1]->unaligned = std::move(variants[0]);
-  }
-  *config = std::move(variants[1]);
-  return AVGPOOL_SUCCESS;
+  });
 }
 
 }  // namespace

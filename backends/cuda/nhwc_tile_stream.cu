@@ -79,7 +79,8 @@ struct Unit {
 
 // Tiles vary fastest, then bands: the blocks working at one time read
 // neighbouring tiles of the same rows (their shared edge pixels hit L2).
-__device__ __forceinline__ Unit unit_of(const NhwcStreamArgs& a, int64_t u) {
+// [[maybe_unused]]: below sm_90 the kernel body is a trap (bulk_copy.cuh).
+[[maybe_unused]] __device__ __forceinline__ Unit unit_of(const NhwcStreamArgs& a, int64_t u) {
   Unit t;
   const int tile = (int)(u % a.tiles);
   const int64_t rest = u / a.tiles;
@@ -111,6 +112,9 @@ __device__ __forceinline__ void for_each_stage(const NhwcStreamArgs& a, F&& f) {
 template <typename T, int K, int RM, int CPT, bool PYT>
 __global__ void __launch_bounds__(kThreads, blocks_per_sm(sizeof(T), CPT, PYT, K))
 nhwc_stream_kernel(const T* __restrict__ src, T* __restrict__ dst, NhwcStreamArgs a) {
+#if !AVGPOOL_BULK_COPY_DEVICE
+  __trap();  // never launched below sm_90 (bulk_copy.cuh)
+#else
   using E = Elem<T>;
   using A = typename E::acc_t;
   constexpr int V = vec_of<T>();
@@ -256,6 +260,7 @@ nhwc_stream_kernel(const T* __restrict__ src, T* __restrict__ dst, NhwcStreamArg
     mbar_arrive(&empty[ring.s]);
     ring.advance();
   });
+#endif
 }
 
 // ---- host ------------------------------------------------------------------------------
@@ -364,13 +369,14 @@ avgpool_status choose_kernel(KernelConfig<NhwcStreamArgs>* c, int64_t smem, cons
 }
 
 avgpool_status init(const Problem& q, const DeviceInfo& device, ConfigPtr* config, Decline* why) {
+  if (require_bulk_copy(kName, device, why) != AVGPOOL_SUCCESS) return why->status;
   auto c = new_config<NhwcStreamArgs>(q, device);
+  c->bulk_copy = true;
   int64_t smem = 0;
   if (plan_tiles(q, device, &c->args, &smem, why) != AVGPOOL_SUCCESS) return why->status;
   c->src_align = 16;  // bulk copies of pixel runs
   c->dst_align = 16;  // 16-byte stores
-  const bool pytorch = q.numerics == AVGPOOL_NUMERICS_PYTORCH;
-  const avgpool_status s = dispatch_dtype_flag(q.dtype, pytorch, [&](auto zero, auto pyt) {
+  const avgpool_status s = for_problem_types(q, [&](auto zero, auto pyt) {
     return choose_kernel<decltype(zero), decltype(pyt)::value>(c.get(), smem, device, why);
   });
   return hand_over(s, std::move(c), config);

@@ -11,6 +11,14 @@
 // The iteration time Google Benchmark prints is avgpool's (fast numerics).
 // `plain_loop/<case>` is the obvious OpenMP loop (NCHW), run on its own.
 //
+// The backward: each `backward/<case>/<layout>` benchmark runs, every
+// round and in a rotating order, a write pass over grad_input (memset, in
+// parallel: the write ceiling), avgpool's backward (fast and pytorch
+// numerics) and oneDNN's pooling backward (a forward_training descriptor
+// as its hint, the same layout), and reports medians and the ratios
+//   of_write = write_ms / avgpool_ms   (fraction of the write ceiling)
+//   vs_dnnl  = dnnl_ms / avgpool_ms    (speed-up over oneDNN)
+//
 // Full runs take minutes and several GB: run by hand, e.g.
 //   build-cpu/bench/cpu/avgpool_bench_cpu --benchmark_filter=seed
 #include <benchmark/benchmark.h>
@@ -20,6 +28,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -184,6 +193,122 @@ struct Dnnl {
 };
 #endif
 
+#if defined(AVGPOOL_BENCH_WITH_DNNL)
+// oneDNN's pooling backward: diff_src (grad_input) from diff_dst.
+struct DnnlBackward {
+  dnnl::engine eng{dnnl::engine::kind::cpu, 0};
+  dnnl::stream strm{eng};
+  dnnl::pooling_backward prim;
+  dnnl::memory diff_src, diff_dst;
+  std::string impl;
+  DnnlBackward(const Case& c, avgpool_layout layout, int64_t oh, int64_t ow, float* gout, float* gin) {
+    using namespace dnnl;
+    const auto tag = layout == AVGPOOL_LAYOUT_NCHW ? memory::format_tag::nchw : memory::format_tag::nhwc;
+    memory::desc src_md({c.n, c.c, c.h, c.w}, memory::data_type::f32, tag);
+    memory::desc dst_md({c.n, c.c, oh, ow}, memory::data_type::f32, tag);
+    const int64_t pr_h = (oh - 1) * c.s + c.k - c.h - c.p, pr_w = (ow - 1) * c.s + c.k - c.w - c.p;
+    const algorithm alg =
+        c.include_pad ? algorithm::pooling_avg_include_padding : algorithm::pooling_avg_exclude_padding;
+    pooling_forward::desc fd(prop_kind::forward_training, alg, src_md, dst_md, {c.s, c.s}, {c.k, c.k}, {c.p, c.p},
+                             {pr_h, pr_w});
+    pooling_forward::primitive_desc fpd(fd, eng);
+    pooling_backward::desc bd(alg, src_md, dst_md, {c.s, c.s}, {c.k, c.k}, {c.p, c.p}, {pr_h, pr_w});
+    pooling_backward::primitive_desc pd(bd, eng, fpd);
+    impl = pd.impl_info_str();
+    prim = pooling_backward(pd);
+    diff_dst = memory(dst_md, eng, gout);
+    diff_src = memory(src_md, eng, gin);
+  }
+  void run() {
+    prim.execute(strm, {{DNNL_ARG_DIFF_DST, diff_dst}, {DNNL_ARG_DIFF_SRC, diff_src}});
+    strm.wait();
+  }
+};
+#endif
+
+// The write ceiling: every byte of y once, each thread its share (memset:
+// the C library's widest stores, non-temporal or "fast string" ones for
+// large sizes). Non-zero bytes (every float 0.0116): on the machines
+// measured, zeros were written up to 1.6x faster than any other value,
+// a ceiling no gradient reaches.
+void write_pass(float* y, int64_t n) {
+#pragma omp parallel
+  {
+    const int t = omp_get_thread_num(), nt = omp_get_num_threads();
+    const int64_t b = n * t / nt, e = n * (t + 1) / nt;
+    memset(y + b, 0x3c, (size_t)(e - b) * sizeof(float));
+  }
+}
+
+void BM_backward(benchmark::State& state, Case c, avgpool_layout layout) {
+  avgpool_params fast = params_of(c, layout, AVGPOOL_NUMERICS_FAST);
+  avgpool_params exact = params_of(c, layout, AVGPOOL_NUMERICS_PYTORCH);
+  avgpool_plan *plan = nullptr, *plan_exact = nullptr;
+  if (avgpool_plan_create(&fast, &plan) != AVGPOOL_SUCCESS ||
+      avgpool_plan_create(&exact, &plan_exact) != AVGPOOL_SUCCESS) {
+    state.SkipWithError(avgpool_last_error_message());
+    return;
+  }
+  int64_t ns = 0, nd = 0, dims[4];
+  avgpool_plan_sizes(plan, &ns, &nd);
+  avgpool_plan_output_dims(plan, dims);
+  const char* impl = nullptr;
+  const char* impl_exact = nullptr;
+  if (avgpool_plan_backward_impl_name(plan, &impl) != AVGPOOL_SUCCESS ||
+      avgpool_plan_backward_impl_name(plan_exact, &impl_exact) != AVGPOOL_SUCCESS) {
+    state.SkipWithError(avgpool_last_error_message());
+    return;
+  }
+  Buffer g(nd), gin(ns), gin_exact(ns), written(ns);
+  avgpool_support::fill_random(AVGPOOL_DTYPE_F32, g.data, nd, 2, -1.0, 1.0);
+#if defined(AVGPOOL_BENCH_WITH_DNNL)
+  Buffer gin_dnnl(ns);
+  DnnlBackward dnnl(c, layout, dims[2], dims[3], g.data, gin_dnnl.data);
+  dnnl.run();  // warm-up (JIT)
+#endif
+  avgpool_plan_backward(plan, g.data, gin.data, nullptr);  // warm-up
+  avgpool_plan_backward(plan_exact, g.data, gin_exact.data, nullptr);
+  std::vector<double> t_write, t_ours, t_exact, t_dnnl;
+  // The contenders in a different order each round: whatever runs first
+  // after another big write pays for that one's write-backs.
+  const std::vector<std::pair<std::vector<double>*, std::function<void()>>> contenders = {
+      {&t_write, [&] { write_pass(written.data, ns); }},
+      {&t_ours, [&] { avgpool_plan_backward(plan, g.data, gin.data, nullptr); }},
+      {&t_exact, [&] { avgpool_plan_backward(plan_exact, g.data, gin_exact.data, nullptr); }},
+#if defined(AVGPOOL_BENCH_WITH_DNNL)
+      {&t_dnnl, [&] { dnnl.run(); }},
+#endif
+  };
+  size_t round = 0;
+  for (auto _ : state) {
+    for (size_t k = 0; k < contenders.size(); ++k) {
+      const auto& c = contenders[(round + k) % contenders.size()];
+      const double t0 = now_ms();
+      c.second();
+      c.first->push_back(now_ms() - t0);
+    }
+    ++round;
+    state.SetIterationTime(t_ours.back() / 1000.0);
+  }
+  const double ours = median(t_ours), write = median(t_write);
+  state.counters["avgpool_ms"] = ours;
+  state.counters["pytorch_num_ms"] = median(t_exact);
+  state.counters["write_ms"] = write;
+  state.counters["of_write"] = write / ours;
+  state.counters["write_GBps"] = (double)ns * 4 / (write * 1e6);
+  std::string label = impl;
+  if (strcmp(impl, impl_exact) != 0) label += std::string(" (pytorch: ") + impl_exact + ")";
+#if defined(AVGPOOL_BENCH_WITH_DNNL)
+  state.counters["dnnl_ms"] = median(t_dnnl);
+  state.counters["vs_dnnl"] = median(t_dnnl) / ours;
+  state.counters["pt_vs_dnnl"] = median(t_dnnl) / median(t_exact);
+  label += " | dnnl " + dnnl.impl;
+#endif
+  state.SetLabel(label);
+  avgpool_plan_destroy(plan);
+  avgpool_plan_destroy(plan_exact);
+}
+
 void BM_alternate(benchmark::State& state, Case c, avgpool_layout layout) {
   avgpool_params fast = params_of(c, layout, AVGPOOL_NUMERICS_FAST);
   avgpool_params exact = params_of(c, layout, AVGPOOL_NUMERICS_PYTORCH);
@@ -275,6 +400,14 @@ const int kRegistered = [] {
       const std::string name = std::string("alternate/") + c.name +
                                (layout == AVGPOOL_LAYOUT_NCHW ? "/nchw" : "/nhwc");
       benchmark::RegisterBenchmark(name.c_str(), BM_alternate, c, layout)
+          ->Iterations(c.rounds)
+          ->UseManualTime()
+          ->Unit(benchmark::kMillisecond);
+    }
+    for (avgpool_layout layout : {AVGPOOL_LAYOUT_NCHW, AVGPOOL_LAYOUT_NHWC}) {
+      const std::string name = std::string("backward/") + c.name +
+                               (layout == AVGPOOL_LAYOUT_NCHW ? "/nchw" : "/nhwc");
+      benchmark::RegisterBenchmark(name.c_str(), BM_backward, c, layout)
           ->Iterations(c.rounds)
           ->UseManualTime()
           ->Unit(benchmark::kMillisecond);

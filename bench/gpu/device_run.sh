@@ -2,7 +2,7 @@
 # One device call: GPU tests, benchmark (ours vs read pass vs cuDNN), PyTorch
 # comparison; results under $OUT. Usage (from the repository root, with
 # the build folder carried, B=build-final by default):
-#   bash bench/gpu/device_run.sh [tests|bench|sanitize|profile|all]
+#   bash bench/gpu/device_run.sh [tests|bench|backward|sanitize|profile|all]
 what=${1:-all}
 B=${B:-build-final}
 OUT=${OUT:-/tmp/out}
@@ -23,6 +23,15 @@ if [[ $what == bench || $what == all ]]; then
     timeout 60 $B/bench/gpu/avgpool_gpu_bench --only nhwc --impl $impl --reps 10 2>&1 | grep -vE "^device|^cuDNN|^copy" | tee -a $OUT/bench-forced.log
   done
   timeout 200 python3 $B/bench/gpu/torch_compare.py $B/libavgpool.so --json $OUT/torch.json 2>&1 | tee $OUT/torch.log
+fi
+if [[ $what == backward || $what == all ]]; then
+  # The backward: AUTO's choice against the read-grad_output + write-grad_input
+  # pass and the copy roofline, each implementation forced, and PyTorch.
+  timeout 240 $B/bench/gpu/avgpool_gpu_bench --backward --json $OUT/bench-backward.json 2>&1 | tee $OUT/bench-backward.log
+  for impl in cuda:backward_broadcast cuda:backward_gather; do
+    timeout 120 $B/bench/gpu/avgpool_gpu_bench --backward --impl $impl --reps 10 2>&1 | grep -vE "^device|^backward mode" | tee -a $OUT/bench-backward-forced.log
+  done
+  timeout 300 python3 $B/bench/gpu/torch_compare.py $B/libavgpool.so --backward --json $OUT/torch-backward.json 2>&1 | tee $OUT/torch-backward.log
 fi
 if [[ $what == sanitize || $what == all ]]; then
   for tool in memcheck racecheck initcheck; do

@@ -16,7 +16,11 @@
 // bytes out) / copy bandwidth. Inputs are random (never zeros); the timed
 // output of batch item 0 is checked against the reference on 400 samples.
 //
-// usage: avgpool_gpu_bench [--json FILE] [--reps N] [--cudnn DIR] [--only SUBSTR] [--impl NAME]
+// --backward times the backward instead (avgpool_plan_backward on the same
+// cases) against a pass that reads grad_output and writes grad_input's bytes
+// and the copy roofline; --impl then names a backward implementation.
+//
+// usage: avgpool_gpu_bench [--backward] [--json FILE] [--reps N] [--cudnn DIR] [--only SUBSTR] [--impl NAME]
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -162,42 +166,10 @@ struct Case {
   avgpool_numerics numerics;
 };
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  const char* json_path = nullptr;
-  const char* cudnn_dir = getenv("AVGPOOL_CUDNN_DIR");
-  const char* only = nullptr;
-  const char* force_impl = nullptr;
-  int reps = 30;
-  for (int i = 1; i < argc; ++i) {
-    if (!strcmp(argv[i], "--json") && i + 1 < argc) json_path = argv[++i];
-    else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
-    else if (!strcmp(argv[i], "--cudnn") && i + 1 < argc) cudnn_dir = argv[++i];
-    else if (!strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
-    else if (!strcmp(argv[i], "--impl") && i + 1 < argc) force_impl = argv[++i];
-    else { fprintf(stderr, "usage: %s [--json FILE] [--reps N] [--cudnn DIR] [--only SUBSTR] [--impl NAME]\n", argv[0]); return 2; }
-  }
-  int dev_count = 0;
-  if (cudaGetDeviceCount(&dev_count) != cudaSuccess || dev_count == 0) {
-    printf("SKIPPED: no usable CUDA device\n");
-    return 0;
-  }
-  cudaDeviceProp prop;
-  CK(cudaGetDeviceProperties(&prop, 0));
-  char date[64];
-  time_t now = time(nullptr);
-  strftime(date, sizeof date, "%Y-%m-%d %H:%M UTC", gmtime(&now));
-  int runtime = 0, driver = 0;
-  cudaRuntimeGetVersion(&runtime);
-  cudaDriverGetVersion(&driver);
-  printf("device: %s, %d SMs, L2 %d MB, runtime %d, driver %d, %s\n", prop.name,
-         prop.multiProcessorCount, prop.l2CacheSize >> 20, runtime, driver, date);
-
-  Cudnn dnn;
-  const bool have_cudnn = dnn.load(cudnn_dir);
-  printf("cuDNN: %s\n", have_cudnn ? "loaded" : ("not loaded: " + dnn.why).c_str());
-
+// The cases of docs/performance.md: the seed in f32/f16/bf16 NCHW and f32
+// NHWC in both numerics (and f16 NHWC fast), the generic suite in both
+// layouts and numerics.
+std::vector<Case> bench_cases() {
   std::vector<Case> cases;
   const avgpool_layout NCHW = AVGPOOL_LAYOUT_NCHW, NHWC = AVGPOOL_LAYOUT_NHWC;
   const avgpool_numerics FAST = AVGPOOL_NUMERICS_FAST, PYT = AVGPOOL_NUMERICS_PYTORCH;
@@ -217,6 +189,258 @@ int main(int argc, char** argv) {
       cases.push_back({"k11s4", 16, 64, 1024, 1024, 11, 4, 0, 0, 1, AVGPOOL_DTYPE_F32, lay, num});
       cases.push_back({"k5s1p2", 8, 64, 1024, 1024, 5, 1, 2, 0, 1, AVGPOOL_DTYPE_F32, lay, num});
     }
+  return cases;
+}
+
+const char* dtype_label(avgpool_dtype dt) {
+  return dt == AVGPOOL_DTYPE_F32 ? "f32" : dt == AVGPOOL_DTYPE_F16 ? "f16" : dt == AVGPOOL_DTYPE_BF16 ? "bf16" : "f64";
+}
+
+avgpool_params params_of(const Case& cs) {
+  avgpool_params p;
+  avgpool_params_init(&p);
+  p.n = cs.n; p.c = cs.c; p.h = cs.h; p.w = cs.w;
+  p.kernel_h = p.kernel_w = cs.k; p.stride_h = p.stride_w = cs.s;
+  p.padding_h = p.padding_w = cs.pad; p.ceil_mode = cs.ceil; p.count_include_pad = cs.incl;
+  p.dtype = cs.dtype; p.layout = cs.layout; p.numerics = cs.numerics;
+  p.backend = AVGPOOL_BACKEND_CUDA;
+  return p;
+}
+
+void fill_device(avgpool_dtype dtype, void* p, int64_t n, uint64_t seed, cudaStream_t stream) {
+  switch (dtype) {
+    case AVGPOOL_DTYPE_F32: fill_kernel<<<4096, 256, 0, stream>>>((float*)p, n, seed); break;
+    case AVGPOOL_DTYPE_F64: fill_kernel<<<4096, 256, 0, stream>>>((double*)p, n, seed); break;
+    case AVGPOOL_DTYPE_F16: fill_kernel<<<4096, 256, 0, stream>>>((__half*)p, n, seed); break;
+    case AVGPOOL_DTYPE_BF16: fill_kernel<<<4096, 256, 0, stream>>>((__nv_bfloat16*)p, n, seed); break;
+  }
+  CK(cudaGetLastError());
+}
+
+// Device-to-device copy rate of 8 GiB inside buf (bytes read + written per
+// second): the copy roofline's rate.
+double copy_rate(char* buf, int64_t buf_bytes, cudaStream_t stream) {
+  const int64_t bytes = 8LL << 30;
+  std::vector<float> t;
+  cudaEvent_t a, b;
+  cudaEventCreate(&a);
+  cudaEventCreate(&b);
+  for (int r = 0; r < 6; ++r) {
+    cudaEventRecord(a, stream);
+    CK(cudaMemcpyAsync(buf + (buf_bytes - bytes), buf, (size_t)bytes, cudaMemcpyDeviceToDevice, stream));
+    cudaEventRecord(b, stream);
+    cudaEventSynchronize(b);
+    float ms = 0;
+    cudaEventElapsedTime(&ms, a, b);
+    if (r > 0) t.push_back(ms);
+  }
+  cudaEventDestroy(a);
+  cudaEventDestroy(b);
+  return 2.0 * bytes / (median(t) * 1e-3) / 1e9;
+}
+
+// ---- backward mode (--backward) ----------------------------------------------------------
+// avgpool_plan_backward (grad_input from grad_output; AUTO's backward, or
+// --impl NAME's) on every case, against two anchors timed in the same run,
+// alternating with it:
+//   - read+write: a pass that reads grad_output once and writes grad_input's
+//     bytes (read_write_kernel: the data movement no backward can avoid;
+//     the seed's target is stated against it);
+//   - the copy roofline: (bytes of grad_output + grad_input) at the
+//     device-to-device copy rate (the generic suite's targets).
+// grad_output is random in [-1, 1); 400 sampled grad_input elements and the
+// first and last are checked against avgpool_reference_grad_inputs
+// (pytorch numerics bitwise, fast within the float32 summation bound).
+int backward_bench(int reps, const char* json_path, const char* only, const char* force_impl,
+                   const cudaDeviceProp& prop, const char* date) {
+  const std::vector<Case> cases = bench_cases();
+  // The seed's grad_input is the largest; k5s1p2's grad_output too.
+  const int64_t max_gin = 16LL * 64 * 2048 * 2048 * 4, max_gout = 8LL * 64 * 1024 * 1024 * 4;
+  char *gin = nullptr, *gin2 = nullptr, *gout = nullptr;
+  CK(cudaMalloc(&gin, (size_t)max_gin));
+  CK(cudaMalloc(&gin2, (size_t)max_gin));  // the read+write anchor's output
+  CK(cudaMalloc(&gout, (size_t)max_gout));
+  cudaStream_t stream;
+  CK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  const double copy_gbps = copy_rate(gin, max_gin, stream);
+  printf("backward mode; copy roofline: %.0f GB/s (8 GiB device-to-device, read + write)\n", copy_gbps);
+  FILE* json = json_path ? fopen(json_path, "w") : nullptr;
+  if (json)
+    fprintf(json, "{\n \"device\": \"%s\", \"date\": \"%s\", \"direction\": \"backward\", \"copy_gbps\": %.1f,\n \"cases\": [\n",
+            prop.name, date, copy_gbps);
+  printf("\n%-12s %-5s %-4s %-7s %-24s %9s %9s %7s %9s %8s %s\n", "case", "dtype", "lay", "numer", "impl", "ours_ms",
+         "rw_ms", "rw/ours", "copy_rf", "rf/ours", "check");
+  bool first_json = true;
+  int failures = 0;
+  for (const Case& cs : cases) {
+    const avgpool_params p = params_of(cs);
+    const std::string full = cs.name + "_" + dtype_label(cs.dtype) + "_" + (cs.layout == AVGPOOL_LAYOUT_NCHW ? "nchw" : "nhwc") +
+                             "_" + (cs.numerics == AVGPOOL_NUMERICS_FAST ? "fast" : "pytorch");
+    if (only && full.find(only) == std::string::npos) continue;
+    avgpool_plan* plan = nullptr;
+    const char* impl = nullptr;
+    if ((force_impl ? avgpool_plan_create_with_impls(&p, nullptr, force_impl, &plan) : avgpool_plan_create(&p, &plan)) !=
+            AVGPOOL_SUCCESS ||
+        avgpool_plan_backward_impl_name(plan, &impl) != AVGPOOL_SUCCESS) {
+      printf("%s: no backward plan: %s\n", full.c_str(), avgpool_last_error_message());
+      avgpool_plan_destroy(plan);
+      ++failures;
+      continue;
+    }
+    int64_t gin_n = 0, gout_n = 0, dims[4];
+    avgpool_plan_sizes(plan, &gin_n, &gout_n);
+    avgpool_plan_output_dims(plan, dims);
+    const int64_t es = avgpool_support::element_size(cs.dtype);
+    const int64_t gin_bytes = gin_n * es, gout_bytes = gout_n * es;
+    fill_device(cs.dtype, gout, gout_n, 4321 + (uint64_t)cs.dtype, stream);
+    auto ours = [&] { return avgpool_plan_backward(plan, gout, gin, stream); };
+    auto read_write_pass = [&] {
+      read_write_kernel<<<prop.multiProcessorCount * 8, 256, 0, stream>>>((const float4*)gout, gout_bytes / 16,
+                                                                         (float4*)gin2, gin_bytes / 16);
+    };
+    bool ok_run = true;
+    for (int r = 0; r < 3 && ok_run; ++r) {  // warm-up
+      ok_run = ours() == AVGPOOL_SUCCESS;
+      read_write_pass();
+    }
+    if (!ok_run) {
+      printf("%s: backward failed: %s\n", full.c_str(), avgpool_last_error_message());
+      avgpool_plan_destroy(plan);
+      ++failures;
+      continue;
+    }
+    CK(cudaStreamSynchronize(stream));
+    std::vector<cudaEvent_t> ev(2 * reps + 1);
+    for (auto& e : ev) cudaEventCreate(&e);
+    cudaEventRecord(ev[0], stream);
+    for (int r = 0; r < reps; ++r) {
+      ours();
+      cudaEventRecord(ev[2 * r + 1], stream);
+      read_write_pass();
+      cudaEventRecord(ev[2 * r + 2], stream);
+    }
+    CK(cudaStreamSynchronize(stream));
+    CK(cudaGetLastError());
+    std::vector<float> t_ours, t_rw;
+    for (int r = 0; r < reps; ++r) {
+      float a = 0, b = 0;
+      cudaEventElapsedTime(&a, ev[2 * r], ev[2 * r + 1]);
+      cudaEventElapsedTime(&b, ev[2 * r + 1], ev[2 * r + 2]);
+      t_ours.push_back(a);
+      t_rw.push_back(b);
+    }
+    for (auto& e : ev) cudaEventDestroy(e);
+    const double t = median(t_ours), rw = median(t_rw);
+
+    // Check sampled elements of the timed grad_input.
+    int64_t bad = 0;
+    {
+      std::vector<char> g_host((size_t)gout_bytes), g_abs((size_t)gout_bytes);
+      CK(cudaMemcpy(g_host.data(), gout, (size_t)gout_bytes, cudaMemcpyDeviceToHost));
+      for (int64_t i = 0; i < gout_n; ++i)
+        avgpool_support::store_double(cs.dtype, g_abs.data(), i, fabs(avgpool_support::load_double(cs.dtype, g_host.data(), i)));
+      std::mt19937_64 rng(7);
+      std::vector<int64_t> idx;
+      for (int i = 0; i < 400; ++i) idx.push_back((int64_t)(rng() % (uint64_t)gin_n));
+      idx.push_back(0);
+      idx.push_back(gin_n - 1);
+      std::vector<double> want(idx.size()), abs_sum(idx.size());
+      std::vector<char> got(idx.size() * (size_t)es);
+      for (size_t i = 0; i < idx.size(); ++i)
+        CK(cudaMemcpy(got.data() + i * es, gin + idx[i] * es, (size_t)es, cudaMemcpyDeviceToHost));
+      avgpool_reference_grad_inputs(plan, g_host.data(), (int64_t)idx.size(), idx.data(), want.data());
+      avgpool_reference_grad_inputs(plan, g_abs.data(), (int64_t)idx.size(), idx.data(), abs_sum.data());
+      // fast: 1 ulp of the dtype + (K + 2) * 2^-24 * sum|g / d| (K: the most terms per element)
+      const double ulp = cs.dtype == AVGPOOL_DTYPE_F32 ? 0x1.0p-23 : cs.dtype == AVGPOOL_DTYPE_F64 ? 0x1.0p-52
+                         : cs.dtype == AVGPOOL_DTYPE_F16 ? 0x1.0p-10 : 0x1.0p-7;
+      const double terms = (double)std::min((cs.k + cs.s - 1) / cs.s, dims[2]) * std::min((cs.k + cs.s - 1) / cs.s, dims[3]);
+      for (size_t i = 0; i < idx.size(); ++i) {
+        const double g = avgpool_support::load_double(cs.dtype, got.data(), (int64_t)i);
+        const bool ok = cs.numerics == AVGPOOL_NUMERICS_PYTORCH
+                            ? g == want[i]
+                            : fabs(g - want[i]) <= ulp * fabs(want[i]) + (terms + 2) * 0x1.0p-24 * abs_sum[i] * 1.01 + 1e-300;
+        if (!ok) {
+          if (bad < 3)
+            printf("  check %s: grad_input[%lld] got %.9g want %.9g\n", full.c_str(), (long long)idx[i], g, want[i]);
+          ++bad;
+        }
+      }
+    }
+    if (bad) ++failures;
+    const double roof = (double)(gin_bytes + gout_bytes) / (copy_gbps * 1e9) * 1e3;
+    printf("%-12s %-5s %-4s %-7s %-24s %9.3f %9.3f %7.3f %9.3f %8.3f %s\n", cs.name.c_str(), dtype_label(cs.dtype),
+           cs.layout == AVGPOOL_LAYOUT_NCHW ? "nchw" : "nhwc", cs.numerics == AVGPOOL_NUMERICS_FAST ? "fast" : "pytorch",
+           impl, t, rw, rw / t, roof, roof / t, bad ? "FAIL" : "ok");
+    if (json) {
+      fprintf(json,
+              "%s  {\"case\": \"%s\", \"dtype\": \"%s\", \"layout\": \"%s\", \"numerics\": \"%s\", \"impl\": \"%s\", "
+              "\"shape\": [%lld, %lld, %lld, %lld], \"kernel\": %lld, \"stride\": %lld, \"padding\": %lld, "
+              "\"ceil_mode\": %d, \"count_include_pad\": %d, \"grad_input_bytes\": %lld, \"grad_output_bytes\": %lld, "
+              "\"ours_ms\": %.4f, \"read_write_ms\": %.4f, \"read_write_over_ours\": %.4f, \"ours_gbps\": %.1f, "
+              "\"copy_roofline_ms\": %.4f, \"roofline_over_ours\": %.4f, \"reps\": %d, \"check\": \"%s\"}",
+              first_json ? "" : ",\n", cs.name.c_str(), dtype_label(cs.dtype),
+              cs.layout == AVGPOOL_LAYOUT_NCHW ? "nchw" : "nhwc", cs.numerics == AVGPOOL_NUMERICS_FAST ? "fast" : "pytorch",
+              impl, (long long)cs.n, (long long)cs.c, (long long)cs.h, (long long)cs.w, (long long)cs.k, (long long)cs.s,
+              (long long)cs.pad, cs.ceil, cs.incl, (long long)gin_bytes, (long long)gout_bytes, t, rw, rw / t,
+              (gin_bytes + gout_bytes) / (t * 1e-3) / 1e9, roof, roof / t, reps, bad ? "FAIL" : "ok");
+      first_json = false;
+    }
+    avgpool_plan_destroy(plan);
+  }
+  if (json) {
+    fprintf(json, "\n ]\n}\n");
+    fclose(json);
+  }
+  cudaFree(gin);
+  cudaFree(gin2);
+  cudaFree(gout);
+  cudaStreamDestroy(stream);
+  printf("%s\n", failures ? "SOME CASES FAILED" : "all cases checked ok");
+  return failures ? 1 : 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const char* json_path = nullptr;
+  const char* cudnn_dir = getenv("AVGPOOL_CUDNN_DIR");
+  const char* only = nullptr;
+  const char* force_impl = nullptr;
+  int reps = 30;
+  bool backward = false;
+  for (int i = 1; i < argc; ++i) {
+    if (!strcmp(argv[i], "--json") && i + 1 < argc) json_path = argv[++i];
+    else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--cudnn") && i + 1 < argc) cudnn_dir = argv[++i];
+    else if (!strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
+    else if (!strcmp(argv[i], "--impl") && i + 1 < argc) force_impl = argv[++i];
+    else if (!strcmp(argv[i], "--backward")) backward = true;
+    else { fprintf(stderr, "usage: %s [--backward] [--json FILE] [--reps N] [--cudnn DIR] [--only SUBSTR] [--impl NAME]\n", argv[0]); return 2; }
+  }
+  int dev_count = 0;
+  if (cudaGetDeviceCount(&dev_count) != cudaSuccess || dev_count == 0) {
+    printf("SKIPPED: no usable CUDA device\n");
+    return 0;
+  }
+  cudaDeviceProp prop;
+  CK(cudaGetDeviceProperties(&prop, 0));
+  char date[64];
+  time_t now = time(nullptr);
+  strftime(date, sizeof date, "%Y-%m-%d %H:%M UTC", gmtime(&now));
+  int runtime = 0, driver = 0;
+  cudaRuntimeGetVersion(&runtime);
+  cudaDriverGetVersion(&driver);
+  printf("device: %s, %d SMs, L2 %d MB, runtime %d, driver %d, %s\n", prop.name,
+         prop.multiProcessorCount, prop.l2CacheSize >> 20, runtime, driver, date);
+  if (backward) return backward_bench(reps, json_path, only, force_impl, prop, date);
+
+  Cudnn dnn;
+  const bool have_cudnn = dnn.load(cudnn_dir);
+  printf("cuDNN: %s\n", have_cudnn ? "loaded" : ("not loaded: " + dnn.why).c_str());
+
+  const std::vector<Case> cases = bench_cases();
+  const avgpool_layout NCHW = AVGPOOL_LAYOUT_NCHW;
+  const avgpool_numerics FAST = AVGPOOL_NUMERICS_FAST, PYT = AVGPOOL_NUMERICS_PYTORCH;
 
   // One allocation for every case: the seed input is the largest.
   const int64_t max_src = 16LL * 64 * 2048 * 2048 * 4, max_dst = 8LL * 64 * 1024 * 1024 * 4;  // k5s1p2's output

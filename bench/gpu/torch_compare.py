@@ -6,7 +6,15 @@ and avgpool (through ctypes on the same tensors and the same stream) with
 CUDA events, median of REPS runs after warm-up, and checks that avgpool's
 pytorch numerics are bitwise equal to PyTorch's CUDA output.
 
-usage: torch_compare.py LIBAVGPOOL.so [--json FILE] [--reps N]
+With --backward: times PyTorch's avg_pool2d backward
+(torch.ops.aten.avg_pool2d_backward) and avgpool_plan_backward on the same
+grad_output, and checks avgpool's pytorch numerics bitwise against
+PyTorch's NCHW result (also for channels_last: PyTorch's own channels_last
+backward is wrong with padding up to 2.11, and an NHWC grad_input must equal
+the NCHW one). Where PyTorch fails on the whole tensor (the seed's
+grad_input has 2^32 elements), its reference and time are per batch item.
+
+usage: torch_compare.py LIBAVGPOOL.so [--backward] [--json FILE] [--reps N]
 """
 import ctypes, json, sys, time
 import torch
@@ -63,57 +71,203 @@ for cl in (False, True):
               ("k11s4", (16, 64, 1024, 1024), 11, 4, 0, False, True, torch.float32, cl),
               ("k5s1p2", (8, 64, 1024, 1024), 5, 1, 2, False, True, torch.float32, cl)]
 
-print(f"device: {torch.cuda.get_device_name()}, torch {torch.__version__}, "
-      f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
-print(f"{'case':12} {'dtype':9} {'layout':6} {'torch_ms':>9} {'fast_ms':>9} {'pyt_ms':>9} "
-      f"{'torch/fast':>10} {'torch/pyt':>9} {'bitwise':>8}  impl")
-rows = []
-x = None
-for name, shape, k, s, pad, ceil, incl, dt, cl in cases:
-    del x
-    torch.cuda.empty_cache()
-    x = torch.rand(shape, device="cuda", dtype=dt) * 2 - 1
-    if cl:
-        x = x.contiguous(memory_format=torch.channels_last)
-    ref = F.avg_pool2d(x, k, s, pad, ceil, incl)
-    out = torch.empty_like(ref)  # same memory format as PyTorch's output
-    if cl:
-        out = torch.empty(ref.shape, device="cuda", dtype=dt).contiguous(memory_format=torch.channels_last)
-    stream = torch.cuda.current_stream().cuda_stream
-    res = {}
-    for numerics in (0, 1):
-        p = Params()
-        lib.avgpool_params_init(ctypes.byref(p))
-        p.n, p.c, p.h, p.w = shape
-        p.kernel_h = p.kernel_w = k; p.stride_h = p.stride_w = s; p.padding_h = p.padding_w = pad
-        p.ceil_mode = int(ceil); p.count_include_pad = int(incl)
-        p.dtype = DT[dt]; p.layout = 1 if cl else 0; p.backend = 3; p.numerics = numerics
-        plan = ctypes.c_void_p()
-        st = lib.avgpool_plan_create(ctypes.byref(p), ctypes.byref(plan))
-        if st != 0:
-            print(name, "plan failed:", lib.avgpool_last_error_message().decode()); res[numerics] = (float("nan"), None, "none", float("nan")); continue
-        impl = ctypes.c_char_p()
-        lib.avgpool_plan_impl_name(plan, ctypes.byref(impl))
-        src_ptr, dst_ptr = ctypes.c_void_p(x.data_ptr()), ctypes.c_void_p(out.data_ptr())
-        def run():
-            r = lib.avgpool_plan_execute(plan, src_ptr, dst_ptr, ctypes.c_void_p(stream))
-            if r != 0:
-                raise RuntimeError(lib.avgpool_last_error_message().decode())
-        ms = time_fn(run)
+
+lib.avgpool_plan_backward_impl_name.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_char_p)]
+INT_VIEW = {torch.float32: torch.int32, torch.float16: torch.int16, torch.bfloat16: torch.int16,
+            torch.float64: torch.int64}
+
+
+def make_plan(shape, k, s, pad, ceil, incl, dt, cl, numerics):
+    p = Params()
+    lib.avgpool_params_init(ctypes.byref(p))
+    p.n, p.c, p.h, p.w = shape
+    p.kernel_h = p.kernel_w = k; p.stride_h = p.stride_w = s; p.padding_h = p.padding_w = pad
+    p.ceil_mode = int(ceil); p.count_include_pad = int(incl)
+    p.dtype = DT[dt]; p.layout = 1 if cl else 0; p.backend = 3; p.numerics = numerics
+    plan = ctypes.c_void_p()
+    if lib.avgpool_plan_create(ctypes.byref(p), ctypes.byref(plan)) != 0:
+        return None, lib.avgpool_last_error_message().decode()
+    return plan, None
+
+
+def batch_chunks(t):
+    """Slices of t along the batch dimension of at most 2^26 elements each (at
+    least one item), so that comparisons never hold a second copy of a
+    tensor of 2^32 elements."""
+    per_item = max(1, t[0].numel())
+    step = max(1, (1 << 26) // per_item)
+    for i in range(0, t.shape[0], step):
+        yield slice(i, min(i + step, t.shape[0]))
+
+
+def bitwise_equal(a, b):
+    iv = INT_VIEW[a.dtype]
+    for s in batch_chunks(a):
+        if not torch.equal(a[s].contiguous().view(iv), b[s].contiguous().view(iv)):
+            return False
+    return True
+
+
+def max_abs_diff(a, b):
+    m = 0.0
+    for s in batch_chunks(a):
+        m = max(m, float((a[s].contiguous().double() - b[s].contiguous().double()).abs().max()))
+    return m
+
+
+def backward_main():
+    print(f"device: {torch.cuda.get_device_name()}, torch {torch.__version__}, backward, "
+          f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
+    print(f"{'case':12} {'dtype':9} {'layout':6} {'torch_ms':>9} {'fast_ms':>9} {'pyt_ms':>9} "
+          f"{'torch/fast':>10} {'torch/pyt':>9} {'bitwise':>8} {'torch_cl_ok':>11}  impl / notes")
+    rows = []
+    for name, shape, k, s, pad, ceil, incl, dt, cl in cases:
+        torch.cuda.empty_cache()
+        fmt = torch.channels_last if cl else torch.contiguous_format
+        x = torch.empty(shape, device="cuda", dtype=dt).contiguous(memory_format=fmt)
+        out_shape = F.avg_pool2d(torch.empty(shape, device="meta"), k, s, pad, ceil, incl).shape
+        gout = (torch.rand(out_shape, device="cuda", dtype=dt) * 2 - 1).contiguous(memory_format=fmt)
+        args = ([k, k], [s, s], [pad, pad], ceil, incl, None)
+        bwd = torch.ops.aten.avg_pool2d_backward
+        notes = []
+
+        # PyTorch's NCHW result: the reference (per batch item where the whole tensor fails).
+        g_nchw, x_nchw = gout.contiguous(), x.contiguous()
+        try:
+            ref = bwd(g_nchw, x_nchw, *args)
+            torch.cuda.synchronize()
+        except RuntimeError as e:
+            notes.append(f"torch NCHW fails on the whole tensor ({str(e).splitlines()[0][:60]}): reference per batch item")
+            torch.cuda.empty_cache()
+            ref = torch.empty(shape, device="cuda", dtype=dt)
+            for i in range(shape[0]):
+                ref[i:i + 1] = bwd(g_nchw[i:i + 1], x_nchw[i:i + 1], *args)
+            torch.cuda.synchronize()
+        del g_nchw, x_nchw
+
+        # PyTorch's time in the case's layout (per batch item if the whole tensor fails).
+        def torch_whole():
+            return bwd(gout, x, *args)
+
+        def torch_items():
+            for i in range(shape[0]):
+                bwd(gout[i:i + 1], x[i:i + 1], *args)
+        torch_cl_ok = None
+        try:
+            t_out = torch_whole()
+            torch.cuda.synchronize()
+            if cl:
+                torch_cl_ok = bitwise_equal(t_out, ref)
+            del t_out
+            torch.cuda.empty_cache()
+            t_torch = time_fn(torch_whole)
+        except RuntimeError as e:
+            notes.append(f"torch fails on the whole tensor ({str(e).splitlines()[0][:60]}): timed per batch item")
+            t_torch = time_fn(torch_items)
+
+        gin = torch.empty(shape, device="cuda", dtype=dt).contiguous(memory_format=fmt)
+        stream = torch.cuda.current_stream().cuda_stream
+        res = {}
+        for numerics in (0, 1):
+            plan, err = make_plan(shape, k, s, pad, ceil, incl, dt, cl, numerics)
+            if plan is None:
+                notes.append(f"plan failed: {err}")
+                res[numerics] = (float("nan"), None, "none", float("nan"))
+                continue
+            impl = ctypes.c_char_p()
+            if lib.avgpool_plan_backward_impl_name(plan, ctypes.byref(impl)) != 0:
+                notes.append("no backward: " + lib.avgpool_last_error_message().decode())
+                res[numerics] = (float("nan"), None, "none", float("nan"))
+                lib.avgpool_plan_destroy(plan)
+                continue
+            g_ptr, i_ptr = ctypes.c_void_p(gout.data_ptr()), ctypes.c_void_p(gin.data_ptr())
+
+            def run():
+                r = lib.avgpool_plan_backward(plan, g_ptr, i_ptr, ctypes.c_void_p(stream))
+                if r != 0:
+                    raise RuntimeError(lib.avgpool_last_error_message().decode())
+            ms = time_fn(run)
+            torch.cuda.synchronize()
+            bitwise = bitwise_equal(gin, ref) if numerics == 1 else None
+            maxdiff = max_abs_diff(gin, ref) if numerics == 0 else 0.0
+            res[numerics] = (ms, bitwise, impl.value.decode(), maxdiff)
+            lib.avgpool_plan_destroy(plan)
+        fast, pyt = res[0], res[1]
+        row = dict(case=name, dtype=str(dt).replace("torch.", ""), layout="nhwc" if cl else "nchw",
+                   torch_ms=t_torch, fast_ms=fast[0], pytorch_ms=pyt[0], bitwise_equal_pytorch=pyt[1],
+                   fast_max_abs_diff=fast[3], impl=fast[2], torch_channels_last_equals_nchw=torch_cl_ok,
+                   notes=notes)
+        rows.append(row)
+        print(f"{name:12} {row['dtype']:9} {row['layout']:6} {t_torch:9.3f} {fast[0]:9.3f} {pyt[0]:9.3f} "
+              f"{t_torch / fast[0]:10.2f} {t_torch / pyt[0]:9.2f} {str(pyt[1]):>8} {str(torch_cl_ok):>11}  "
+              f"{fast[2]}{'; ' + '; '.join(notes) if notes else ''}")
+        del x, gout, ref, gin
         torch.cuda.synchronize()
-        bitwise = bool(torch.equal(out, ref)) if numerics == 1 else None
-        maxdiff = float((out.double() - ref.double()).abs().max()) if numerics == 0 else 0.0
-        res[numerics] = (ms, bitwise, impl.value.decode(), maxdiff)
-        lib.avgpool_plan_destroy(plan)
-    t_torch = time_fn(lambda: F.avg_pool2d(x, k, s, pad, ceil, incl))
-    fast, pyt = res[0], res[1]
-    row = dict(case=name, dtype=str(dt).replace("torch.", ""), layout="nhwc" if cl else "nchw",
-               torch_ms=t_torch, fast_ms=fast[0], pytorch_ms=pyt[0], bitwise_equal_pytorch=pyt[1],
-               fast_max_abs_diff=fast[3], impl=fast[2])
-    rows.append(row)
-    print(f"{name:12} {row['dtype']:9} {row['layout']:6} {t_torch:9.3f} {fast[0]:9.3f} {pyt[0]:9.3f} "
-          f"{t_torch / fast[0]:10.2f} {t_torch / pyt[0]:9.2f} {str(pyt[1]):>8}  {fast[2]}")
-if json_path:
-    with open(json_path, "w") as f:
-        json.dump(dict(device=torch.cuda.get_device_name(), torch=torch.__version__,
-                       date=time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime()), rows=rows), f, indent=1)
+        torch.cuda.empty_cache()
+    if json_path:
+        with open(json_path, "w") as f:
+            json.dump(dict(device=torch.cuda.get_device_name(), torch=torch.__version__, direction="backward",
+                           date=time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime()), rows=rows), f, indent=1)
+
+
+def forward_main():
+    x = None
+    print(f"device: {torch.cuda.get_device_name()}, torch {torch.__version__}, "
+          f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
+    print(f"{'case':12} {'dtype':9} {'layout':6} {'torch_ms':>9} {'fast_ms':>9} {'pyt_ms':>9} "
+          f"{'torch/fast':>10} {'torch/pyt':>9} {'bitwise':>8}  impl")
+    rows = []
+    x = None
+    for name, shape, k, s, pad, ceil, incl, dt, cl in cases:
+        del x
+        torch.cuda.empty_cache()
+        x = torch.rand(shape, device="cuda", dtype=dt) * 2 - 1
+        if cl:
+            x = x.contiguous(memory_format=torch.channels_last)
+        ref = F.avg_pool2d(x, k, s, pad, ceil, incl)
+        out = torch.empty_like(ref)  # same memory format as PyTorch's output
+        if cl:
+            out = torch.empty(ref.shape, device="cuda", dtype=dt).contiguous(memory_format=torch.channels_last)
+        stream = torch.cuda.current_stream().cuda_stream
+        res = {}
+        for numerics in (0, 1):
+            p = Params()
+            lib.avgpool_params_init(ctypes.byref(p))
+            p.n, p.c, p.h, p.w = shape
+            p.kernel_h = p.kernel_w = k; p.stride_h = p.stride_w = s; p.padding_h = p.padding_w = pad
+            p.ceil_mode = int(ceil); p.count_include_pad = int(incl)
+            p.dtype = DT[dt]; p.layout = 1 if cl else 0; p.backend = 3; p.numerics = numerics
+            plan = ctypes.c_void_p()
+            st = lib.avgpool_plan_create(ctypes.byref(p), ctypes.byref(plan))
+            if st != 0:
+                print(name, "plan failed:", lib.avgpool_last_error_message().decode()); res[numerics] = (float("nan"), None, "none", float("nan")); continue
+            impl = ctypes.c_char_p()
+            lib.avgpool_plan_impl_name(plan, ctypes.byref(impl))
+            src_ptr, dst_ptr = ctypes.c_void_p(x.data_ptr()), ctypes.c_void_p(out.data_ptr())
+            def run():
+                r = lib.avgpool_plan_execute(plan, src_ptr, dst_ptr, ctypes.c_void_p(stream))
+                if r != 0:
+                    raise RuntimeError(lib.avgpool_last_error_message().decode())
+            ms = time_fn(run)
+            torch.cuda.synchronize()
+            bitwise = bool(torch.equal(out, ref)) if numerics == 1 else None
+            maxdiff = float((out.double() - ref.double()).abs().max()) if numerics == 0 else 0.0
+            res[numerics] = (ms, bitwise, impl.value.decode(), maxdiff)
+            lib.avgpool_plan_destroy(plan)
+        t_torch = time_fn(lambda: F.avg_pool2d(x, k, s, pad, ceil, incl))
+        fast, pyt = res[0], res[1]
+        row = dict(case=name, dtype=str(dt).replace("torch.", ""), layout="nhwc" if cl else "nchw",
+                   torch_ms=t_torch, fast_ms=fast[0], pytorch_ms=pyt[0], bitwise_equal_pytorch=pyt[1],
+                   fast_max_abs_diff=fast[3], impl=fast[2])
+        rows.append(row)
+        print(f"{name:12} {row['dtype']:9} {row['layout']:6} {t_torch:9.3f} {fast[0]:9.3f} {pyt[0]:9.3f} "
+              f"{t_torch / fast[0]:10.2f} {t_torch / pyt[0]:9.2f} {str(pyt[1]):>8}  {fast[2]}")
+    if json_path:
+        with open(json_path, "w") as f:
+            json.dump(dict(device=torch.cuda.get_device_name(), torch=torch.__version__,
+                           date=time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime()), rows=rows), f, indent=1)
+
+if "--backward" in sys.argv:
+    backward_main()
+else:
+    forward_main()

@@ -4,6 +4,7 @@
 
 #include <cuda_runtime.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <string>
@@ -36,6 +37,40 @@ inline std::vector<std::string> cuda_impl_names_of(bool backward) {
   }
   return names;
 }
+// The compute capability (10 * major + minor) plans on the current device
+// see: the device's own, lowered by AVGPOOL_CUDA_TREAT_AS_SM when that names
+// an older architecture (the library's testing aid; common.cu reads it the
+// same way).
+inline int effective_sm() {
+  int device = 0, major = 0, minor = 0;
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) != cudaSuccess) {
+    cudaGetLastError();
+    return 0;
+  }
+  int sm = 10 * major + minor;
+  if (const char* e = getenv("AVGPOOL_CUDA_TREAT_AS_SM"))
+    if (*e != '\0' && atoi(e) > 0 && atoi(e) < sm) sm = atoi(e);
+  return sm;
+}
+
+// The bulk-copy implementations (the copy engine: sm_90 and newer). They run
+// where plans see sm_90 or newer and the build has sm_90 code
+// (AVGPOOL_TEST_CUDA_SM90_CODE: tests/CMakeLists.txt reads
+// CMAKE_CUDA_ARCHITECTURES); elsewhere they decline and AUTO takes the
+// portable implementations.
+inline bool is_bulk_copy_impl(const std::string& name) {
+  return name == "cuda:nchw_row_stream" || name == "cuda:nhwc_tile_stream" || name == "cuda:nchw_row_bulk";
+}
+inline bool bulk_copy_expected() {
+#if defined(AVGPOOL_TEST_CUDA_SM90_CODE) && AVGPOOL_TEST_CUDA_SM90_CODE
+  return effective_sm() >= 90;
+#else
+  return false;
+#endif
+}
+
 // The forward ones (what avgpool_plan_create_with_impl forces).
 inline std::vector<std::string> cuda_impl_names() { return cuda_impl_names_of(false); }
 // The backward ones (forced with avgpool_plan_create_with_impls).

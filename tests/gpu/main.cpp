@@ -4,20 +4,16 @@
 #include <doctest/doctest.h>
 #include <stdio.h>
 
-#if defined(AVGPOOL_WITH_CUDA)
-#include <cuda_runtime.h>
-#endif
+#include "cuda_presence.h"
 
 int main(int argc, char** argv) {
 #if !defined(AVGPOOL_WITH_CUDA)
   printf("SKIPPED: avgpool was built without CUDA (AVGPOOL_WITH_CUDA=OFF)\n");
   return 77;
 #else
-  int devices = 0;
-  cudaError_t err = cudaGetDeviceCount(&devices);
-  if (err != cudaSuccess || devices == 0) {
-    printf("SKIPPED: no usable CUDA device (cudaGetDeviceCount: %s, %d devices)\n",
-           err == cudaSuccess ? "ok" : cudaGetErrorString(err), devices);
+  const avgpool_support::CudaPresence gpu = avgpool_support::cuda_presence();
+  if (!gpu.usable) {
+    printf("SKIPPED: no usable CUDA device: %s (%s)\n", gpu.summary.c_str(), gpu.detail.c_str());
     return 77;
   }
   doctest::Context context(argc, argv);

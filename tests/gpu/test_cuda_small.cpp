@@ -145,6 +145,18 @@ TEST_CASE("the CUDA implementations are registered; AUTO follows the measured ch
       {3, 1, 1, AVGPOOL_NUMERICS_FAST, "cuda:nhwc_column_walk", 64, f32, 3, nhwc},     // 12-byte pixels
       {11, 0, 0, AVGPOOL_NUMERICS_FAST, "cuda:nhwc_column_walk", 2048, f32, 64, nhwc}, // a tile's rows too wide
   };
+  // Without the bulk-copy implementations (below sm_90, e.g. under
+  // AVGPOOL_CUDA_TREAT_AS_SM=80) AUTO goes on down policy.cu's order: NHWC to
+  // cuda:nhwc_column_walk; these NCHW shapes to cuda:nchw_stride_eq where
+  // stride == kernel, else to cuda:any_direct (cuda:nchw_tiled is not wanted
+  // for any of them: stride == kernel beyond 2x2, pytorch numerics beyond
+  // 5x5, or fewer than two outputs per thread).
+  const bool bulk = bulk_copy_expected();
+  auto expected = [&](const Want& w) -> std::string {
+    if (bulk || !is_bulk_copy_impl(w.impl)) return w.impl;
+    if (w.layout == nhwc) return "cuda:nhwc_column_walk";
+    return w.s == 0 || w.s == w.k ? "cuda:nchw_stride_eq" : "cuda:any_direct";
+  };
   for (const Want& w : wants) {
     avgpool_params p;
     avgpool_params_init(&p);
@@ -163,7 +175,41 @@ TEST_CASE("the CUDA implementations are registered; AUTO follows the measured ch
     CAPTURE(w.s);
     CAPTURE(w.c);
     CAPTURE((int)w.layout);
-    CHECK(std::string(name) == w.impl);
+    CAPTURE(bulk);
+    CHECK(std::string(name) == expected(w));
+    avgpool_plan_destroy(plan);
+  }
+}
+
+TEST_CASE("the bulk-copy implementations run from sm_90 on and decline older devices with the reason") {
+  // A problem each takes on sm_90: wide 16-byte rows (NCHW), 16-byte channel
+  // groups (NHWC).
+  struct Case {
+    const char* impl;
+    avgpool_layout layout;
+  };
+  const Case cases[] = {{"cuda:nchw_row_stream", AVGPOOL_LAYOUT_NCHW},
+                        {"cuda:nchw_row_bulk", AVGPOOL_LAYOUT_NCHW},
+                        {"cuda:nhwc_tile_stream", AVGPOOL_LAYOUT_NHWC}};
+  printf("plans see sm_%d; bulk-copy implementations %s\n", effective_sm(),
+         bulk_copy_expected() ? "expected" : "not expected (declined)");
+  for (const Case& c : cases) {
+    avgpool_params p;
+    avgpool_params_init(&p);
+    p.n = 2; p.c = 8; p.h = 64; p.w = 512;
+    p.kernel_h = p.kernel_w = 4;
+    p.layout = c.layout;
+    p.backend = AVGPOOL_BACKEND_CUDA;
+    CAPTURE(c.impl);
+    avgpool_plan* plan = nullptr;
+    const avgpool_status s = avgpool_plan_create_with_impl(&p, c.impl, &plan);
+    const std::string message = s == AVGPOOL_SUCCESS ? "" : avgpool_last_error_message();
+    if (bulk_copy_expected()) {
+      CHECK_MESSAGE(s == AVGPOOL_SUCCESS, message);
+    } else {
+      CHECK(s == AVGPOOL_ERROR_UNSUPPORTED);
+      CHECK_MESSAGE(message.find("sm_90") != std::string::npos, message);
+    }
     avgpool_plan_destroy(plan);
   }
 }
@@ -220,9 +266,13 @@ TEST_CASE("every golden case on every CUDA implementation") {
   print_runs("golden declined", declined);
   // No golden case has cuda:nchw_vec_column_walk' shape (square 3/5/7 window,
   // stride 1, a width of 16-byte multiples): its own random test below
-  // checks it against the reference.
-  for (const std::string& name : cuda_impl_names())
-    if (name != "cuda:nchw_vec_column_walk") CHECK(runs[name] > 0);
+  // checks it against the reference. Below sm_90 the bulk-copy
+  // implementations decline every case.
+  for (const std::string& name : cuda_impl_names()) {
+    CAPTURE(name);
+    if (is_bulk_copy_impl(name) && !bulk_copy_expected()) CHECK(runs[name] == 0);
+    else if (name != "cuda:nchw_vec_column_walk") CHECK(runs[name] > 0);
+  }
 }
 
 TEST_CASE("random configurations against the reference") {
@@ -257,8 +307,11 @@ TEST_CASE("random configurations against the reference") {
   // test below covers it in every mode). cuda:nchw_vec_column_walk' shapes
   // (square 3/5/7 window, stride 1, fast numerics, width a multiple of 16
   // bytes) are rarer still: its own test below.
-  for (const std::string& name : cuda_impl_names())
-    if (!(quick() && name == "cuda:nchw_column_walk") && name != "cuda:nchw_vec_column_walk") CHECK(runs[name] > 0);
+  for (const std::string& name : cuda_impl_names()) {
+    CAPTURE(name);
+    if (is_bulk_copy_impl(name) && !bulk_copy_expected()) CHECK(runs[name] == 0);
+    else if (!(quick() && name == "cuda:nchw_column_walk") && name != "cuda:nchw_vec_column_walk") CHECK(runs[name] > 0);
+  }
 }
 
 TEST_CASE("random configurations of the column walks' shapes (square 2/3/5/7, row stride 1 or 2)") {
@@ -367,7 +420,8 @@ TEST_CASE("random configurations of cuda:nhwc_tile_stream's shapes (NHWC, 16-byt
   printf("nhwc-stream configurations: %d\n", configs);
   print_runs("nhwc-stream runs", runs);
   CHECK(configs == count);
-  CHECK(runs["cuda:nhwc_tile_stream"] > count / 2);
+  if (bulk_copy_expected()) CHECK(runs["cuda:nhwc_tile_stream"] > count / 2);
+  else CHECK(runs["cuda:nhwc_tile_stream"] == 0);  // below sm_90: declined
 }
 
 TEST_CASE("random configurations of cuda:nchw_row_stream's shapes (wide NCHW rows, 1 to 3 output rows per input row)") {
@@ -403,7 +457,8 @@ TEST_CASE("random configurations of cuda:nchw_row_stream's shapes (wide NCHW row
   printf("row-stream configurations: %d\n", configs);
   print_runs("row-stream runs", runs);
   CHECK(configs == count);
-  CHECK(runs["cuda:nchw_row_stream"] > count / 3);
+  if (bulk_copy_expected()) CHECK(runs["cuda:nchw_row_stream"] > count / 3);
+  else CHECK(runs["cuda:nchw_row_stream"] == 0);  // below sm_90: declined
 }
 
 TEST_CASE("random NaN/Inf placements: every CUDA implementation agrees with the reference") {
@@ -430,7 +485,8 @@ TEST_CASE("random NaN/Inf placements: every CUDA implementation agrees with the 
   // NaN/Inf into one configuration in four.
   if (!quick())
     for (const std::string& name : cuda_impl_names())
-      if (name != "cuda:nchw_vec_column_walk") CHECK(runs[name] > 0);
+      if (name != "cuda:nchw_vec_column_walk" && (bulk_copy_expected() || !is_bulk_copy_impl(name)))
+        CHECK(runs[name] > 0);
 }
 
 TEST_CASE("targeted shapes: wide rows in chunks, tall kernels, packed planes, f64, odd widths") {

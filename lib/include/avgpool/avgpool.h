@@ -34,12 +34,19 @@ extern "C" {
 #endif
 
 /* ---- version ------------------------------------------------------------ */
+/* The one source of the version: the build reads these three lines (the
+ * CMake project version, the library's soname, avgpoolConfigVersion.cmake,
+ * avgpool.pc), and the rest of the header derives from them. */
 #define AVGPOOL_VERSION_MAJOR 0
 #define AVGPOOL_VERSION_MINOR 1
 #define AVGPOOL_VERSION_PATCH 0
 #define AVGPOOL_VERSION_NUMBER \
   (AVGPOOL_VERSION_MAJOR * 10000 + AVGPOOL_VERSION_MINOR * 100 + AVGPOOL_VERSION_PATCH)
-#define AVGPOOL_VERSION_STRING "0.1.0"
+#define AVGPOOL_STRINGIFY_(x) #x
+#define AVGPOOL_STRINGIFY(x) AVGPOOL_STRINGIFY_(x)
+#define AVGPOOL_VERSION_STRING                                        \
+  AVGPOOL_STRINGIFY(AVGPOOL_VERSION_MAJOR) "." AVGPOOL_STRINGIFY(AVGPOOL_VERSION_MINOR) "." \
+      AVGPOOL_STRINGIFY(AVGPOOL_VERSION_PATCH) /* "0.1.0" */
 
 /* The library's version, to compare with the header's AVGPOOL_VERSION_NUMBER. */
 AVGPOOL_API unsigned avgpool_version_number(void);
