@@ -46,7 +46,8 @@ if ((cpu_only)); then
 else
   kind=cuda
 fi
-version="$(sed -n 's/^#define AVGPOOL_VERSION_STRING "\(.*\)"/\1/p' lib/include/avgpool/avgpool.h)"
+version="$(awk '/^#define AVGPOOL_VERSION_(MAJOR|MINOR|PATCH) / {v = v (v == "" ? "" : ".") $3} END {print v}' \
+  lib/include/avgpool/avgpool.h)"
 mkdir -p dist
 rm -f dist/avgpool-"$version"-*.whl
 t0=$SECONDS
