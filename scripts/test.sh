@@ -12,5 +12,5 @@ dir="${AVGPOOL_BUILD_DIR:-build}"
 # ("SKIPPED: no usable CUDA device ..."); then everything else.
 ctest --test-dir "$dir" -L gpu -V --output-on-failure
 ctest --test-dir "$dir" -LE gpu --output-on-failure
-# The Python package: the wheel built, installed into a venv and tested (tests/python).
+# The Python package's tests (tests/python) on the library just built.
 bash scripts/python_tests.sh

