@@ -2,7 +2,9 @@
 # One device call: GPU tests, benchmark (ours vs read pass vs cuDNN), PyTorch
 # comparison; results under $OUT. Usage (from the repository root, with
 # the build folder carried, B=build-final by default):
-#   bash bench/gpu/device_run.sh [tests|bench|backward|sanitize|profile|all]
+#   bash bench/gpu/device_run.sh [tests|bench|backward|sanitize|profile|portability|all]
+# portability (not in all): the fat binary's architectures, then the GPU
+# suite as an sm_80 and an sm_75 see it (AVGPOOL_CUDA_TREAT_AS_SM).
 what=${1:-all}
 B=${B:-build-final}
 OUT=${OUT:-/tmp/out}
@@ -32,6 +34,14 @@ if [[ $what == backward || $what == all ]]; then
     timeout 120 $B/bench/gpu/avgpool_gpu_bench --backward --impl $impl --reps 10 2>&1 | grep -vE "^device|^backward mode" | tee -a $OUT/bench-backward-forced.log
   done
   timeout 300 python3 $B/bench/gpu/torch_compare.py $B/libavgpool.so --backward --json $OUT/torch-backward.json 2>&1 | tee $OUT/torch-backward.log
+fi
+if [[ $what == portability ]]; then
+  { cuobjdump --list-elf $B/libavgpool.so; cuobjdump --list-ptx $B/libavgpool.so; } 2>&1 | tee $OUT/fatbin.log
+  ctest --test-dir $B -R cuda_fatbin -V 2>&1 | grep -E "elf:|ptx:|asks|MISMATCH|Passed|Failed" | tee -a $OUT/fatbin.log
+  for sm in 80 75; do
+    AVGPOOL_CUDA_TREAT_AS_SM=$sm timeout 400 ctest --test-dir $B -L gpu -V 2>&1 | grep -vE "^[0-9]+: *$" \
+      | tee $OUT/gpu-tests-sm$sm.log | tail -25
+  done
 fi
 if [[ $what == sanitize || $what == all ]]; then
   for tool in memcheck racecheck initcheck; do
