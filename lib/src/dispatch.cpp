@@ -92,8 +92,19 @@ void choose_fallback(const Problem& q, Direction direction, const Backend& backe
 
 }  // namespace
 
-avgpool_status choose(const Problem& q, Direction direction, const char* impl_name, DeviceInfo* device_out,
+avgpool_status choose(const Problem& problem, Direction direction, const char* impl_name, DeviceInfo* device_out,
                       Choice* choice_out) {
+  // A batch of 0 has nothing to compute (execution returns before any
+  // implementation runs), but implementations size grids and work units
+  // from it: they decide for a batch of 1 instead, never dividing by 0.
+  Problem batch_of_one;
+  if (problem.n == 0) {
+    batch_of_one = problem;
+    batch_of_one.n = 1;
+    batch_of_one.src_elements = batch_of_one.c * batch_of_one.h * batch_of_one.w;
+    batch_of_one.dst_elements = batch_of_one.c * batch_of_one.oh * batch_of_one.ow;
+  }
+  const Problem& q = problem.n == 0 ? batch_of_one : problem;
   Choice choice;
   DeviceInfo device;
   Decline why;

@@ -314,6 +314,43 @@ TEST_CASE("element-aligned, not 16-byte-aligned device pointers fall back and ag
   CHECK(ran > 0);
 }
 
+TEST_CASE("a batch of 0 plans on every CUDA implementation, both directions, and runs as a no-op") {
+  // Plan creation sizes grids and work units; a batch of 0 must not divide by it.
+  int64_t count = 0;
+  REQUIRE(avgpool_impl_count(&count) == AVGPOOL_SUCCESS);
+  const int64_t shapes[][4] = {{0, 3, 64, 2048}, {0, 64, 56, 56}, {0, 2048, 7, 7}};
+  const int kernels[] = {11, 3, 7};
+  int planned = 0;
+  for (int s = 0; s < 3; ++s)
+    for (avgpool_layout layout : {AVGPOOL_LAYOUT_NCHW, AVGPOOL_LAYOUT_NHWC})
+      for (int64_t i = 0; i < count; ++i) {
+        const char* name = nullptr;
+        int backward = 0;
+        REQUIRE(avgpool_impl_name(i, &name) == AVGPOOL_SUCCESS);
+        REQUIRE(avgpool_impl_is_backward(i, &backward) == AVGPOOL_SUCCESS);
+        if (strncmp(name, "cuda:", 5) != 0) continue;
+        avgpool_params p;
+        avgpool_params_init(&p);
+        p.n = shapes[s][0]; p.c = shapes[s][1]; p.h = shapes[s][2]; p.w = shapes[s][3];
+        p.kernel_h = p.kernel_w = kernels[s];
+        p.stride_h = p.stride_w = s == 1 ? 1 : 0;
+        p.padding_h = p.padding_w = s == 1 ? 1 : 0;
+        p.layout = layout;
+        p.backend = AVGPOOL_BACKEND_CUDA;
+        avgpool_plan* plan = nullptr;
+        const avgpool_status st = backward ? avgpool_plan_create_with_impls(&p, nullptr, name, &plan)
+                                           : avgpool_plan_create_with_impl(&p, name, &plan);
+        if (st == AVGPOOL_ERROR_UNSUPPORTED) continue;
+        CAPTURE(name);
+        REQUIRE_MESSAGE(st == AVGPOOL_SUCCESS, avgpool_last_error_message());
+        CHECK(avgpool_plan_execute(plan, nullptr, nullptr, nullptr) == AVGPOOL_SUCCESS);
+        CHECK(avgpool_plan_backward(plan, nullptr, nullptr, nullptr) == AVGPOOL_SUCCESS);
+        avgpool_plan_destroy(plan);
+        ++planned;
+      }
+  CHECK(planned > 10);
+}
+
 }  // TEST_SUITE
 
 #endif  // AVGPOOL_WITH_CUDA
