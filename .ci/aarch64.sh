@@ -19,14 +19,15 @@ for tool in aarch64-linux-gnu-g++ qemu-aarch64; do
 done
 
 dir=build-aarch64
-rm -rf "$dir"
+log="$dir/stage.log"
+rm -rf "$dir" && mkdir -p "$dir"
 t0=$SECONDS
 cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_TOOLCHAIN_FILE=cmake/toolchains/aarch64-linux-gnu.cmake \
-  -DAVGPOOL_WITH_CUDA=OFF -DAVGPOOL_BUILD_BENCH=OFF -DAVGPOOL_BUILD_CLI=OFF >"$dir.log" 2>&1 ||
-  { tail -30 "$dir.log"; exit 1; }
+  -DAVGPOOL_WITH_CUDA=OFF -DAVGPOOL_BUILD_BENCH=OFF -DAVGPOOL_BUILD_CLI=OFF >"$log" 2>&1 ||
+  { tail -30 "$log"; exit 1; }
 cmake --build "$dir" --parallel "${CI_JOBS:-2}" --target avgpool_tests avgpool_example_c avgpool_example_cpp \
-  >>"$dir.log" 2>&1 || { grep -E -A8 "error|FAILED" "$dir.log" | head -40; exit 1; }
+  >>"$log" 2>&1 || { grep -E -A8 "error|FAILED" "$log" | head -40; exit 1; }
 echo "cross build: $((SECONDS - t0)) s"
 file "$dir/tests/avgpool_tests" 2>/dev/null | grep -q "ARM aarch64" ||
   readelf -h "$dir/tests/avgpool_tests" | grep -q "AArch64" || { echo "FAIL: not an aarch64 binary"; exit 1; }
