@@ -28,6 +28,7 @@
 #include "error.h"
 #include "host_types.h"
 #include "impl.h"
+#include "isa.h"
 #include "problem.h"
 
 namespace avgpool {
@@ -46,31 +47,10 @@ constexpr int64_t kStageUnit = 65536;               // nt: units up to this many
 
 int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
 
-// ---- instruction set: decided at plan creation -------------------------------
-enum Isa { kBase = 0, kAvx2 = 1, kAvx512 = 2 };
-
-Isa detect_isa() {
-#if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
-  __builtin_cpu_init();
-  const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  if (avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-      __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq"))
-    return kAvx512;
-  if (avx2) return kAvx2;
-#endif
-  return kBase;
-}
-
 // The best the CPU has, lowered by AVGPOOL_CPU_ISA=base|avx2 (tests and
 // measurements; read when the plan is created, like the forward's).
 BackwardKernels kernels_for_plan() {
-  static const Isa best = detect_isa();
-  Isa want = best;
-  if (const char* e = getenv("AVGPOOL_CPU_ISA")) {
-    if (strcmp(e, "base") == 0) want = kBase;
-    else if (strcmp(e, "avx2") == 0) want = kAvx2;
-  }
-  if (want > best) want = best;
+  const Isa want = isa_for_plan();
 #if defined(AVGPOOL_CPU_X86_KERNELS)  // compiled for x86 targets only (CMakeLists.txt)
   if (want == kAvx512) return backward_kernels_avx512();
   if (want == kAvx2) return backward_kernels_avx2();

@@ -22,42 +22,12 @@
 #include "cpu_job.h"
 #include "error.h"
 #include "impl.h"
+#include "isa.h"
 #include "problem.h"
 
 namespace avgpool {
 namespace cpu {
 namespace {
-
-// ---- instruction set, chosen at plan creation ---------------------------------
-enum Isa { kBase = 0, kAvx2 = 1, kAvx512 = 2 };
-
-Isa detect_isa() {
-#if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
-  __builtin_cpu_init();
-  const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  // F16C has no __builtin_cpu_supports name in older compilers; every CPU
-  // with AVX2 and FMA has it.
-  if (avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-      __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq"))
-    return kAvx512;
-  if (avx2) return kAvx2;
-#endif
-  return kBase;
-}
-
-// The best the CPU supports, lowered by AVGPOOL_CPU_ISA=base|avx2 (read when
-// a plan is created; for tests and measurements; a value above what the CPU
-// has is ignored).
-Isa isa_for_plan() {
-  static const Isa best = detect_isa();
-  const char* e = getenv("AVGPOOL_CPU_ISA");
-  Isa want = best;
-  if (e != nullptr) {
-    if (strcmp(e, "base") == 0) want = kBase;
-    else if (strcmp(e, "avx2") == 0) want = kAvx2;
-  }
-  return want < best ? want : best;
-}
 
 BlockFn kernel_for(Isa isa, avgpool_dtype dtype) {
   #if defined(AVGPOOL_CPU_X86_KERNELS)  // compiled for x86 targets only (CMakeLists.txt)
