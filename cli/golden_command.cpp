@@ -28,209 +28,191 @@ namespace {
 
 using namespace avgpool_support;
 
-// Runs one case; returns "" or why it failed. *values gets our outputs.
-std::string run_case(const GoldenCase& gc, const GoldenOptions& o, std::vector<float>* values) {
-  avgpool_params p = golden_params(gc, o.backend, o.numerics);
-  avgpool_plan* plan = nullptr;
-  avgpool_status s = avgpool_plan_create(&p, &plan);
-  if (s != AVGPOOL_SUCCESS)
-    return std::string("plan: ") + avgpool_status_string(s) + ": " + avgpool_last_error_message();
-  const char* impl = nullptr;
-  avgpool_plan_impl_name(plan, &impl);
-  const bool on_device = strncmp(impl, "cuda", 4) == 0;
-  int64_t dims[4];
-  avgpool_plan_output_dims(plan, dims);
-  for (int i = 0; i < 4; ++i)
-    if (dims[i] != gc.out_dims[i]) {
-      avgpool_plan_destroy(plan);
-      return "output dims differ from PyTorch's";
-    }
-  values->assign(gc.out32.size(), 0.0f);
-  Buffer src((int64_t)(gc.in.size() * 4), on_device), dst((int64_t)(values->size() * 4), on_device);
-  src.upload(gc.in.data());
-  dst.fill_byte(kPoisonByte);
-  s = avgpool_plan_execute(plan, src.data(), dst.data(), nullptr);
-  avgpool_plan_destroy(plan);
-  const std::string device_error = device_sync(on_device);
-  if (s != AVGPOOL_SUCCESS)
-    return std::string("execute: ") + avgpool_status_string(s) + ": " + avgpool_last_error_message();
-  if (!device_error.empty()) return "device: " + device_error;
-  dst.download(values->data());
-
-  // fast: within 1 ulp of PyTorch's float64 result, or within the float32
-  // summation bound of it (any summation order): K * 2^-24 * mean|x| + 1 ulp,
-  // with mean|x| per output from the reference on |x|.
-  std::vector<float> abs_mean;
-  if (o.numerics == AVGPOOL_NUMERICS_FAST) {
-    std::vector<float> abs_in(gc.in.size());
-    for (size_t i = 0; i < abs_in.size(); ++i) abs_in[i] = fabsf(gc.in[i]);
-    abs_mean.resize(values->size());
-    avgpool_params ap = golden_params(gc, AVGPOOL_BACKEND_REFERENCE, AVGPOOL_NUMERICS_FAST);
-    if (avgpool_forward(&ap, abs_in.data(), abs_mean.data(), nullptr) != AVGPOOL_SUCCESS)
-      return std::string("reference on |x|: ") + avgpool_last_error_message();
-  }
-  const double window = (double)std::min(gc.kh, gc.h) * (double)std::min(gc.kw, gc.w);
-  int64_t bad = 0, first = -1;
-  for (size_t i = 0; i < values->size(); ++i) {
-    const float got = (*values)[i];
-    bool ok;
-    if (o.numerics == AVGPOOL_NUMERICS_PYTORCH) {
-      ok = memcmp(&got, &gc.out32[i], 4) == 0 || (isnan(got) && isnan(gc.out32[i]));
-    } else {
-      const double want = gc.out[i];
-      const double ulp = ldexp(1.0, ilogb(fabs(want) > 0x1.0p-126 ? want : 0x1.0p-126) - 23);
-      ok = ulp_distance_f32(got, (float)want) <= 1 ||
-           (isfinite(want) && fabs(got - want) <= ulp + window * 0x1.0p-24 * abs_mean[i] * 1.0001);
-    }
-    if (!ok && bad++ == 0) first = (int64_t)i;
-  }
-  if (bad == 0) return "";
-  char buf[200];
-  snprintf(buf, sizeof buf, "%lld of %zu outputs differ; first at %lld: got %.9g, want %.9g",
-           (long long)bad, values->size(), (long long)first, (double)(*values)[first],
-           o.numerics == AVGPOOL_NUMERICS_PYTORCH ? (double)gc.out32[first] : gc.out[first]);
-  return buf;
+std::string failure(const char* what, avgpool_status s) {
+  return std::string(what) + ": " + avgpool_status_string(s) + ": " + avgpool_last_error_message();
 }
 
-// Backward, one dtype: grad_input from the case's grad_output (rounded to
-// the dtype) into *values (NCHW doubles); "" or why it failed to run.
-std::string run_backward_case(const GoldenBackwardCase& gc, const GoldenOptions& o, avgpool_dtype dtype,
-                              avgpool_numerics numerics, std::vector<double>* values) {
-  avgpool_params p = golden_params(gc, o.backend, numerics);
-  p.dtype = dtype;
+// Runs one plan of parameters p once, forward or backward, on input (NCHW
+// doubles, rounded to p.dtype); *output gets the result as doubles. When
+// want_dims is given, the plan's output dims must equal them; the input must
+// have as many elements as the plan reads. Returns "" or why it failed.
+std::string run_plan(const avgpool_params& p, bool backward, const std::vector<double>& input,
+                     const int64_t* want_dims, std::vector<double>* output) {
   avgpool_plan* plan = nullptr;
   avgpool_status s = avgpool_plan_create(&p, &plan);
-  if (s != AVGPOOL_SUCCESS)
-    return std::string("plan: ") + avgpool_status_string(s) + ": " + avgpool_last_error_message();
+  if (s != AVGPOOL_SUCCESS) return failure("plan", s);
+  std::string why;
   const char* impl = nullptr;
-  s = avgpool_plan_backward_impl_name(plan, &impl);
-  if (s != AVGPOOL_SUCCESS) {
-    const std::string why = std::string("no backward: ") + avgpool_last_error_message();
+  s = backward ? avgpool_plan_backward_impl_name(plan, &impl) : avgpool_plan_impl_name(plan, &impl);
+  int64_t dims[4], src_n = 0, dst_n = 0;
+  avgpool_plan_output_dims(plan, dims);
+  avgpool_plan_sizes(plan, &src_n, &dst_n);
+  const int64_t in_n = backward ? dst_n : src_n, out_n = backward ? src_n : dst_n;
+  if (s != AVGPOOL_SUCCESS)
+    why = std::string("no ") + (backward ? "backward" : "forward") + ": " + avgpool_last_error_message();
+  else if ((want_dims && !std::equal(dims, dims + 4, want_dims)) || in_n != (int64_t)input.size())
+    why = "output dims differ from PyTorch's";
+  if (!why.empty()) {
     avgpool_plan_destroy(plan);
     return why;
   }
   const bool on_device = strncmp(impl, "cuda", 4) == 0;
-  int64_t src_n = 0, dst_n = 0;
-  avgpool_plan_sizes(plan, &src_n, &dst_n);
-  if (dst_n != (int64_t)gc.gout.size()) {
-    avgpool_plan_destroy(plan);
-    return "output dims differ from PyTorch's";
-  }
-  const int64_t es = element_size(dtype);
-  std::vector<char> g((size_t)(dst_n * es)), gin((size_t)(src_n * es));
-  for (int64_t i = 0; i < dst_n; ++i) store_double(dtype, g.data(), i, gc.gout[(size_t)i]);
-  Buffer src(dst_n * es, on_device), dst(src_n * es, on_device);
-  src.upload(g.data());
+  const int64_t es = element_size(p.dtype);
+  std::vector<char> bytes((size_t)(std::max(in_n, out_n) * es));
+  for (int64_t i = 0; i < in_n; ++i) store_double(p.dtype, bytes.data(), i, input[(size_t)i]);
+  Buffer src(in_n * es, on_device), dst(out_n * es, on_device);
+  src.upload(bytes.data());
   dst.fill_byte(kPoisonByte);
-  s = avgpool_plan_backward(plan, src.data(), dst.data(), nullptr);
+  s = backward ? avgpool_plan_backward(plan, src.data(), dst.data(), nullptr)
+               : avgpool_plan_execute(plan, src.data(), dst.data(), nullptr);
   avgpool_plan_destroy(plan);
   const std::string device_error = device_sync(on_device);
-  if (s != AVGPOOL_SUCCESS)
-    return std::string("backward: ") + avgpool_status_string(s) + ": " + avgpool_last_error_message();
+  if (s != AVGPOOL_SUCCESS) return failure(backward ? "backward" : "execute", s);
   if (!device_error.empty()) return "device: " + device_error;
-  dst.download(gin.data());
-  values->resize((size_t)src_n);
-  for (int64_t i = 0; i < src_n; ++i) (*values)[(size_t)i] = load_double(dtype, gin.data(), i);
+  dst.download(bytes.data());
+  output->resize((size_t)out_n);
+  for (int64_t i = 0; i < out_n; ++i) (*output)[(size_t)i] = load_double(p.dtype, bytes.data(), i);
   return "";
 }
 
-// Runs one backward case; returns "" or why it failed. *gin32 gets our
-// float32 grad_input.
+// Bitwise equality of values exact in the compared dtype: == compares the
+// bits except for the sign of zero, checked apart; NaN matches NaN.
+bool same_value(double got, double want) {
+  return (got == want && signbit(got) == signbit(want)) || (isnan(got) && isnan(want));
+}
+
+// Within the summation bound of a `digits`-bit type: 1 ulp of want plus
+// terms * 2^-24 * scale (scale: the reference's result on absolute values).
+// Non-finite values must match exactly.
+bool within_bound(double got, double want, int digits, double terms, double scale) {
+  if (!isfinite(want) || !isfinite(got)) return same_value(got, want);
+  const double ulp = ldexp(1.0, ilogb(fabs(want) > 0x1.0p-126 ? want : 0x1.0p-126) + 1 - digits);
+  return fabs(got - want) <= ulp + terms * 0x1.0p-24 * scale * 1.0001;
+}
+
+// Checks got against want(i) with ok(i); "" or a line naming the first miss.
+template <typename Want, typename Ok>
+std::string compare(const char* label, const std::vector<double>& got, Want want, Ok ok) {
+  int64_t bad = 0, first = -1;
+  for (size_t i = 0; i < got.size(); ++i)
+    if (!ok(i) && bad++ == 0) first = (int64_t)i;
+  if (bad == 0) return "";
+  char buf[240];
+  snprintf(buf, sizeof buf, "%s%s%lld of %zu values differ; first at %lld: got %.17g, want %.17g; ", label,
+           *label ? ": " : "", (long long)bad, got.size(), (long long)first, got[(size_t)first],
+           want((size_t)first));
+  return buf;
+}
+
+// The reference's f64 result on |values|: the scale of the summation bound.
+std::string reference_on_abs(avgpool_params p, bool backward, const std::vector<double>& values,
+                             std::vector<double>* out) {
+  std::vector<double> abs_values(values.size());
+  for (size_t i = 0; i < values.size(); ++i) abs_values[i] = fabs(values[i]);
+  p.backend = AVGPOOL_BACKEND_REFERENCE;
+  p.numerics = AVGPOOL_NUMERICS_FAST;
+  p.dtype = AVGPOOL_DTYPE_F64;
+  return run_plan(p, backward, abs_values, nullptr, out);
+}
+
+// One forward case; "" or why it failed. *values gets our float32 outputs.
+std::string forward_case(const GoldenCase& gc, const GoldenOptions& o, std::vector<float>* values) {
+  const avgpool_params p = golden_params(gc, o.backend, o.numerics);
+  const std::vector<double> in(gc.in.begin(), gc.in.end());
+  std::vector<double> got, abs_mean;
+  std::string why = run_plan(p, false, in, gc.out_dims, &got);
+  if (!why.empty()) return why;
+  values->assign(got.begin(), got.end());
+  if (o.numerics == AVGPOOL_NUMERICS_PYTORCH)
+    return compare("", got, [&](size_t i) { return (double)gc.out32[i]; },
+                   [&](size_t i) { return same_value(got[i], gc.out32[i]); });
+  why = reference_on_abs(p, false, in, &abs_mean);
+  if (!why.empty()) return "reference on |x|: " + why;
+  // Any summation order: the mean's bound is K * 2^-24 * mean|x| + 1 ulp.
+  const double window = (double)std::min(gc.kh, gc.h) * (double)std::min(gc.kw, gc.w);
+  return compare("", got, [&](size_t i) { return gc.out[i]; },
+                 [&](size_t i) { return within_bound(got[i], gc.out[i], 24, window, abs_mean[i]); });
+}
+
+// One backward case; "" or why it failed. *gin32 gets our float32 grad_input.
 std::string backward_case(const GoldenBackwardCase& gc, const GoldenOptions& o, std::vector<float>* gin32) {
   static const char* const names[] = {"f32", "f16", "bf16", "f64"};
-  std::vector<double> got;
+  const std::vector<double> gout(gc.gout.begin(), gc.gout.end());
+  std::vector<double> got, abs_sum;
   std::string failures;
   gin32->clear();
-  if (o.numerics == AVGPOOL_NUMERICS_PYTORCH) {
-    const std::vector<float>* want_of[] = {&gc.gin32, &gc.gin16, &gc.ginbf16, nullptr};
-    for (int d = 0; d < 4; ++d) {
-      const std::string why = run_backward_case(gc, o, (avgpool_dtype)d, o.numerics, &got);
-      if (!why.empty()) return std::string(names[d]) + ": " + why;
-      if (d == AVGPOOL_DTYPE_F32) gin32->assign(got.begin(), got.end());
-      int64_t bad = 0, first = -1;
-      for (size_t i = 0; i < got.size(); ++i) {
-        const double want = want_of[d] ? (double)(*want_of[d])[i] : gc.gin[i];
-        // Bitwise: these values are exact in the dtype, so == compares the
-        // bits (and +0/-0 separately, below); NaN matches NaN.
-        const bool same = (got[i] == want && signbit(got[i]) == signbit(want)) || (isnan(got[i]) && isnan(want));
-        if (!same && bad++ == 0) first = (int64_t)i;
-      }
-      if (bad) {
-        char buf[200];
-        snprintf(buf, sizeof buf, "%s: %lld of %zu elements differ; first at %lld: got %.9g, want %.9g; ", names[d],
-                 (long long)bad, got.size(), (long long)first, got[(size_t)first],
-                 want_of[d] ? (double)(*want_of[d])[(size_t)first] : gc.gin[(size_t)first]);
-        failures += buf;
-      }
-    }
-    return failures;
+  if (o.numerics == AVGPOOL_NUMERICS_FAST) {
+    std::string why = reference_on_abs(golden_params(gc, o.backend, o.numerics), true, gout, &abs_sum);
+    if (!why.empty()) return "reference on |g|: " + why;
   }
-  // fast: within (K + 2) * 2^-24 * sum|g / d| + 1 ulp of PyTorch's float64
-  // gradient, with sum|g / d| from the reference on |g| (f64).
-  std::vector<double> abs_g(gc.gout.size()), abs_sum(gc.gin.size());
-  for (size_t i = 0; i < abs_g.size(); ++i) abs_g[i] = fabs((double)gc.gout[i]);
-  avgpool_params ap = golden_params(gc, AVGPOOL_BACKEND_REFERENCE, AVGPOOL_NUMERICS_FAST);
-  ap.dtype = AVGPOOL_DTYPE_F64;
-  if (avgpool_backward(&ap, abs_g.data(), abs_sum.data(), nullptr) != AVGPOOL_SUCCESS)
-    return std::string("reference on |g|: ") + avgpool_last_error_message();
+  // Terms per grad_input element: windows covering it, plus two roundings.
   const int64_t sh = gc.sh ? gc.sh : gc.kh, sw = gc.sw ? gc.sw : gc.kw;
-  const double terms = (double)((gc.kh + sh - 1) / sh) * (double)((gc.kw + sw - 1) / sw);
-  for (int d : {AVGPOOL_DTYPE_F32, AVGPOOL_DTYPE_F64}) {
-    const std::string why = run_backward_case(gc, o, (avgpool_dtype)d, o.numerics, &got);
+  const double terms = (double)((gc.kh + sh - 1) / sh) * (double)((gc.kw + sw - 1) / sw) + 2;
+  const std::vector<float>* pytorch_of[] = {&gc.gin32, &gc.gin16, &gc.ginbf16, nullptr};
+  for (int d : {AVGPOOL_DTYPE_F32, AVGPOOL_DTYPE_F16, AVGPOOL_DTYPE_BF16, AVGPOOL_DTYPE_F64}) {
+    const bool fast = o.numerics == AVGPOOL_NUMERICS_FAST;
+    if (fast && (d == AVGPOOL_DTYPE_F16 || d == AVGPOOL_DTYPE_BF16)) continue;
+    avgpool_params p = golden_params(gc, o.backend, o.numerics);
+    p.dtype = (avgpool_dtype)d;
+    const std::string why = run_plan(p, true, gout, nullptr, &got);
     if (!why.empty()) return std::string(names[d]) + ": " + why;
     if (d == AVGPOOL_DTYPE_F32) gin32->assign(got.begin(), got.end());
+    auto want = [&](size_t i) { return pytorch_of[d] && !fast ? (double)(*pytorch_of[d])[i] : gc.gin[i]; };
     const int digits = d == AVGPOOL_DTYPE_F32 ? 24 : 53;
-    int64_t bad = 0, first = -1;
-    for (size_t i = 0; i < got.size(); ++i) {
-      const double want = gc.gin[i];
-      bool ok;
-      if (!isfinite(want) || !isfinite(got[i])) {
-        ok = got[i] == want || (isnan(got[i]) && isnan(want));
-      } else {
-        const double ulp = ldexp(1.0, ilogb(fabs(want) > 0x1.0p-126 ? want : 0x1.0p-126) + 1 - digits);
-        ok = fabs(got[i] - want) <= ulp + (terms + 2) * 0x1.0p-24 * abs_sum[i] * 1.0001;
-      }
-      if (!ok && bad++ == 0) first = (int64_t)i;
-    }
-    if (bad) {
-      char buf[200];
-      snprintf(buf, sizeof buf, "%s: %lld of %zu elements outside the bound; first at %lld: got %.17g, want %.17g; ",
-               names[d], (long long)bad, got.size(), (long long)first, got[(size_t)first], gc.gin[(size_t)first]);
-      failures += buf;
-    }
+    failures += compare(names[d], got, want, [&](size_t i) {
+      return fast ? within_bound(got[i], want(i), digits, terms, abs_sum[i]) : same_value(got[i], want(i));
+    });
   }
   return failures;
 }
 
-int golden_backward_command(const GoldenOptions& o) {
-  GoldenBackwardFile file;
-  std::string error;
-  if (!read_golden_backward(o.file, &file, &error)) {
-    fprintf(stderr, "avgpool: %s\n", error.c_str());
-    return 2;
+// Opens --emit's file with its first line; false (and a message) on failure.
+bool open_emit(const GoldenOptions& o, const char* what, std::ofstream* emit) {
+  if (o.emit.empty()) return true;
+  emit->open(o.emit);
+  if (!*emit) {
+    fprintf(stderr, "avgpool: cannot write %s\n", o.emit.c_str());
+    return false;
   }
-  std::ofstream emit;
-  if (!o.emit.empty()) {
-    emit.open(o.emit);
-    if (!emit) {
-      fprintf(stderr, "avgpool: cannot write %s\n", o.emit.c_str());
-      return 2;
-    }
-    emit << "# avgpool " << avgpool_version_string() << " backward results (gin32), "
-         << (o.numerics == AVGPOOL_NUMERICS_PYTORCH ? "pytorch" : "fast") << " numerics\n";
-  }
-  int passed = 0, failed = 0;
-  std::vector<float> gin32;
-  for (const GoldenBackwardCase& gc : file.cases) {
-    const std::string why = backward_case(gc, o, &gin32);
+  *emit << "# avgpool " << avgpool_version_string() << ' ' << what << ", "
+        << (o.numerics == AVGPOOL_NUMERICS_PYTORCH ? "pytorch" : "fast") << " numerics\n";
+  return true;
+}
+
+// Runs every case, prints a line per failure and writes our float32 results
+// to emit (when open) in the file's own format; counts into passed/failed.
+template <typename Case, typename Run>
+void run_cases(const std::vector<Case>& cases, const std::vector<float> Case::*pytorch32, Run run,
+               std::ofstream& emit, int* passed, int* failed) {
+  std::vector<float> ours;
+  for (const Case& gc : cases) {
+    const std::string why = run(gc, &ours);
     if (why.empty()) {
-      ++passed;
+      ++*passed;
     } else {
-      ++failed;
+      ++*failed;
       printf("FAIL %s: %s\n", gc.name.c_str(), why.c_str());
     }
-    if (emit.is_open() && gin32.size() == gc.gin32.size()) emit << format_case(gc, gin32);
+    if (emit.is_open() && ours.size() == (gc.*pytorch32).size()) emit << format_case(gc, ours);
   }
+}
+
+template <typename File>
+bool read_file(const GoldenOptions& o, bool (*read)(const std::string&, File*, std::string*), File* file) {
+  std::string error;
+  if (read(o.file, file, &error)) return true;
+  fprintf(stderr, "avgpool: %s\n", error.c_str());
+  return false;
+}
+
+int golden_backward_command(const GoldenOptions& o) {
+  GoldenBackwardFile file;
+  std::ofstream emit;
+  if (!read_file(o, read_golden_backward, &file) || !open_emit(o, "backward results (gin32)", &emit)) return 2;
+  int passed = 0, failed = 0;
+  run_cases(file.cases, &GoldenBackwardCase::gin32,
+            [&](const GoldenBackwardCase& gc, std::vector<float>* ours) { return backward_case(gc, o, ours); }, emit,
+            &passed, &failed);
   printf("backward cases: %zu\n", file.cases.size());
   printf("%d passed, %d failed\n", passed, failed);
   return failed ? 1 : 0;
@@ -241,33 +223,12 @@ int golden_backward_command(const GoldenOptions& o) {
 int golden_command(const GoldenOptions& o) {
   if (is_backward_golden(o.file)) return golden_backward_command(o);
   GoldenFile file;
-  std::string error;
-  if (!read_golden(o.file, &file, &error)) {
-    fprintf(stderr, "avgpool: %s\n", error.c_str());
-    return 2;
-  }
   std::ofstream emit;
-  if (!o.emit.empty()) {
-    emit.open(o.emit);
-    if (!emit) {
-      fprintf(stderr, "avgpool: cannot write %s\n", o.emit.c_str());
-      return 2;
-    }
-    emit << "# avgpool " << avgpool_version_string() << " results, "
-         << (o.numerics == AVGPOOL_NUMERICS_PYTORCH ? "pytorch" : "fast") << " numerics\n";
-  }
+  if (!read_file(o, read_golden, &file) || !open_emit(o, "results", &emit)) return 2;
   int passed = 0, failed = 0;
-  std::vector<float> values;
-  for (const GoldenCase& gc : file.cases) {
-    const std::string why = run_case(gc, o, &values);
-    if (why.empty()) {
-      ++passed;
-    } else {
-      ++failed;
-      printf("FAIL %s: %s\n", gc.name.c_str(), why.c_str());
-    }
-    if (emit.is_open() && values.size() == gc.out32.size()) emit << format_case(gc, values);
-  }
+  run_cases(file.cases, &GoldenCase::out32,
+            [&](const GoldenCase& gc, std::vector<float>* ours) { return forward_case(gc, o, ours); }, emit, &passed,
+            &failed);
   int refused = 0;
   for (const GoldenRejected& r : file.rejected) {
     avgpool_params p = rejected_params(r);
@@ -277,14 +238,13 @@ int golden_command(const GoldenOptions& o) {
     if (s == AVGPOOL_ERROR_INVALID_ARGUMENT) {
       ++refused;
       if (emit.is_open())
-        emit << "# rejected " << r.n << ' ' << r.c << ' ' << r.h << ' ' << r.w << ": "
-             << avgpool_last_error_message() << '\n';
+        emit << "# rejected " << r.n << ' ' << r.c << ' ' << r.h << ' ' << r.w << ": " << avgpool_last_error_message()
+             << '\n';
     } else {
       ++failed;
-      printf("FAIL rejected %lld %lld %lld %lld %lld %lld %lld %lld %lld %lld %d: got %s\n",
-             (long long)r.n, (long long)r.c, (long long)r.h, (long long)r.w, (long long)r.kh,
-             (long long)r.kw, (long long)r.sh, (long long)r.sw, (long long)r.ph, (long long)r.pw,
-             r.ceil_mode, avgpool_status_string(s));
+      printf("FAIL rejected %lld %lld %lld %lld %lld %lld %lld %lld %lld %lld %d: got %s\n", (long long)r.n,
+             (long long)r.c, (long long)r.h, (long long)r.w, (long long)r.kh, (long long)r.kw, (long long)r.sh,
+             (long long)r.sw, (long long)r.ph, (long long)r.pw, r.ceil_mode, avgpool_status_string(s));
       avgpool_plan_destroy(plan);
     }
   }

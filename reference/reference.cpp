@@ -13,26 +13,12 @@
 #include "error.h"
 #include "host_types.h"
 #include "impl.h"
+#include "reference_loops.h"
 
 namespace avgpool {
 namespace reference {
 
 namespace {
-
-// Neumaier's compensated sum: the float64 "fast" result for f64 inputs.
-struct CompensatedSum {
-  double sum = 0.0, carry = 0.0;
-  void add(double v) {
-    const double t = sum + v;
-    if (fabs(sum) >= fabs(v)) carry += (sum - t) + v;
-    else carry += (v - t) + sum;
-    sum = t;
-  }
-  double value() const {
-    // Keep Inf and NaN as the plain sum has them (carry would be NaN).
-    return isfinite(sum) ? sum + carry : sum;
-  }
-};
 
 template <typename T>
 T window_mean(const Problem& q, const T* src, int64_t n, int64_t c, int64_t oy, int64_t ox) {
@@ -48,31 +34,9 @@ T window_mean(const Problem& q, const T* src, int64_t n, int64_t c, int64_t oy, 
         sum += static_cast<acc_t>(src[q.src_offset(n, c, y, x)]);
     return T(sum / static_cast<acc_t>(divisor));
   }
-  if constexpr (sizeof(T) == sizeof(double)) {
-    CompensatedSum sum;
-    for (int64_t y = r.begin; y < r.end; ++y)
-      for (int64_t x = k.begin; x < k.end; ++x) sum.add(src[q.src_offset(n, c, y, x)]);
-    return sum.value() / static_cast<double>(divisor);
-  } else {
-    double sum = 0.0;
-    for (int64_t y = r.begin; y < r.end; ++y)
-      for (int64_t x = k.begin; x < k.end; ++x) sum += to_double(src[q.src_offset(n, c, y, x)]);
-    return from_double<T>(sum / static_cast<double>(divisor));
-  }
-}
-
-template <typename T>
-void run(const Problem& q, const T* src, T* dst) {
-  const int64_t planes = q.planes();
-#if defined(AVGPOOL_WITH_OPENMP)
-#pragma omp parallel for schedule(static)
-#endif
-  for (int64_t plane = 0; plane < planes; ++plane) {
-    const int64_t n = plane / q.c, c = plane % q.c;
-    for (int64_t oy = 0; oy < q.oh; ++oy)
-      for (int64_t ox = 0; ox < q.ow; ++ox)
-        dst[q.dst_offset(n, c, oy, ox)] = window_mean(q, src, n, c, oy, ox);
-  }
+  const double sum = wide_sum<T>(r.begin, r.end, k.begin, k.end,
+                                 [&](int64_t y, int64_t x) { return to_double(src[q.src_offset(n, c, y, x)]); });
+  return from_double<T>(sum / static_cast<double>(divisor));
 }
 
 avgpool_status init(const Problem&, const DeviceInfo&, ConfigPtr* config, Decline*) {
@@ -81,11 +45,9 @@ avgpool_status init(const Problem&, const DeviceInfo&, ConfigPtr* config, Declin
 }
 
 avgpool_status execute(const Problem& q, const Config&, const void* src, void* dst, void*) {
-  dispatch_dtype(q.dtype, [&](auto zero) {
-    using T = decltype(zero);
-    run(q, static_cast<const T*>(src), static_cast<T*>(dst));
-    return 0;
-  });
+  fill_elements(
+      q, q.oh, q.ow, src, dst, [&](int64_t n, int64_t c, int64_t oy, int64_t ox) { return q.dst_offset(n, c, oy, ox); },
+      [&](auto* in, int64_t n, int64_t c, int64_t oy, int64_t ox) { return window_mean(q, in, n, c, oy, ox); });
   return AVGPOOL_SUCCESS;
 }
 

@@ -16,23 +16,12 @@
 #include "host_types.h"
 #include "impl.h"
 #include "reference.h"
+#include "reference_loops.h"
 
 namespace avgpool {
 namespace reference {
 
 namespace {
-
-// Neumaier's compensated sum (as the forward's fast f64 result).
-struct CompensatedSum {
-  double sum = 0.0, carry = 0.0;
-  void add(double v) {
-    const double t = sum + v;
-    if (fabs(sum) >= fabs(v)) carry += (sum - t) + v;
-    else carry += (v - t) + sum;
-    sum = t;
-  }
-  double value() const { return isfinite(sum) ? sum + carry : sum; }
-};
 
 template <typename T>
 T grad_input(const Problem& q, const T* g, int64_t n, int64_t c, int64_t y, int64_t x) {
@@ -56,33 +45,10 @@ T grad_input(const Problem& q, const T* g, int64_t n, int64_t c, int64_t y, int6
       }
     return T(acc);
   }
-  if constexpr (sizeof(T) == sizeof(double)) {
-    CompensatedSum sum;
-    for (int64_t oy = rows.first; oy < rows.last; ++oy)
-      for (int64_t ox = cols.first; ox < cols.last; ++ox)
-        sum.add(grad(oy, ox) / static_cast<double>(q.divisor(oy, ox)));
-    return sum.value() + 0.0;  // + 0.0: an empty or cancelled sum is +0, as in pytorch numerics
-  } else {
-    double sum = 0.0;
-    for (int64_t oy = rows.first; oy < rows.last; ++oy)
-      for (int64_t ox = cols.first; ox < cols.last; ++ox)
-        sum += to_double(grad(oy, ox)) / static_cast<double>(q.divisor(oy, ox));
-    return from_double<T>(sum);
-  }
-}
-
-template <typename T>
-void run(const Problem& q, const T* grad_output, T* grad_input_out) {
-  const int64_t planes = q.planes();
-#if defined(AVGPOOL_WITH_OPENMP)
-#pragma omp parallel for schedule(static)
-#endif
-  for (int64_t plane = 0; plane < planes; ++plane) {
-    const int64_t n = plane / q.c, c = plane % q.c;
-    for (int64_t y = 0; y < q.h; ++y)
-      for (int64_t x = 0; x < q.w; ++x)
-        grad_input_out[q.src_offset(n, c, y, x)] = grad_input(q, grad_output, n, c, y, x);
-  }
+  const double sum = wide_sum<T>(rows.first, rows.last, cols.first, cols.last, [&](int64_t oy, int64_t ox) {
+    return to_double(grad(oy, ox)) / static_cast<double>(q.divisor(oy, ox));
+  });
+  return from_double<T>(sum + 0.0);  // + 0.0: an empty or cancelled sum is +0, as in pytorch numerics
 }
 
 avgpool_status init(const Problem&, const DeviceInfo&, ConfigPtr* config, Decline*) {
@@ -91,11 +57,10 @@ avgpool_status init(const Problem&, const DeviceInfo&, ConfigPtr* config, Declin
 }
 
 avgpool_status execute(const Problem& q, const Config&, const void* grad_output, void* grad_input_out, void*) {
-  dispatch_dtype(q.dtype, [&](auto zero) {
-    using T = decltype(zero);
-    run(q, static_cast<const T*>(grad_output), static_cast<T*>(grad_input_out));
-    return 0;
-  });
+  fill_elements(
+      q, q.h, q.w, grad_output, grad_input_out,
+      [&](int64_t n, int64_t c, int64_t y, int64_t x) { return q.src_offset(n, c, y, x); },
+      [&](auto* g, int64_t n, int64_t c, int64_t y, int64_t x) { return grad_input(q, g, n, c, y, x); });
   return AVGPOOL_SUCCESS;
 }
 

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include <fstream>
+#include <functional>
 #include <sstream>
 
 namespace avgpool_support {
@@ -12,6 +13,7 @@ namespace avgpool_support {
 namespace {
 
 bool read_values(std::istream& in, int64_t count, std::vector<double>* out) {
+  if (count < 0) return false;
   out->resize(count);
   std::string token;
   for (int64_t i = 0; i < count; ++i) {
@@ -23,59 +25,128 @@ bool read_values(std::istream& in, int64_t count, std::vector<double>* out) {
   return true;
 }
 
-}  // namespace
+// Reads "key" followed by count values into a float vector.
+bool read_float_block(std::istream& in, const char* key, int64_t count, std::vector<float>* out) {
+  std::string word;
+  std::vector<double> values;
+  if (!(in >> word) || word != key || !read_values(in, count, &values)) return false;
+  out->assign(values.begin(), values.end());
+  return true;
+}
 
-bool read_golden(const std::string& path, GoldenFile* file, std::string* error) {
+// The "shape" and "params" lines every case starts with.
+bool read_config(std::istream& in, GoldenConfig* gc) {
+  std::string key;
+  if (!(in >> key >> gc->n >> gc->c >> gc->h >> gc->w) || key != "shape") return false;
+  return static_cast<bool>(in >> key >> gc->kh >> gc->kw >> gc->sh >> gc->sw >> gc->ph >> gc->pw >> gc->ceil_mode >>
+                           gc->count_include_pad >> gc->divisor_override) &&
+         key == "params";
+}
+
+// Walks a golden file: blank and '#' lines are skipped; a "case NAME" line
+// hands the stream to read_case (a body spans many lines and is read token by
+// token), which returns "" or what is wrong; any other first word goes to
+// other_line, which returns false when it does not know the line.
+bool parse_file(const std::string& path, std::string* error,
+                const std::function<std::string(std::istream&, const std::string&)>& read_case,
+                const std::function<bool(const std::string&, std::istream&)>& other_line) {
   std::ifstream in(path);
   if (!in) {
     *error = "cannot open " + path;
     return false;
   }
-  GoldenFile result;
-  std::string line, word;
+  std::string line, word, name;
   int64_t line_no = 0;
-  auto fail = [&](const std::string& why) {
-    *error = path + ":" + std::to_string(line_no) + ": " + why;
-    return false;
-  };
   while (std::getline(in, line)) {
     ++line_no;
     std::istringstream ls(line);
     if (!(ls >> word) || word[0] == '#') continue;
-    if (word == "rejected") {
-      GoldenRejected r{};
-      if (!(ls >> r.n >> r.c >> r.h >> r.w >> r.kh >> r.kw >> r.sh >> r.sw >> r.ph >> r.pw >>
-            r.ceil_mode))
-        return fail("bad rejected line");
-      result.rejected.push_back(r);
-      continue;
+    std::string why;
+    if (word == "case") {
+      ls >> name;
+      why = read_case(in, name);
+      if (why.empty()) {
+        std::string end;
+        if (!(in >> end) || end != "end") why = "missing end of " + name;
+        std::getline(in, line);  // rest of the 'end' line
+      }
+    } else if (!other_line(word, ls)) {
+      why = "expected 'case', got '" + word + "'";
     }
-    if (word != "case") return fail("expected 'case', got '" + word + "'");
+    if (!why.empty()) {
+      *error = path + ":" + std::to_string(line_no) + ": " + why;
+      return false;
+    }
+  }
+  return true;
+}
+
+void write_config(std::ostream& os, const GoldenConfig& gc) {
+  os << "case " << gc.name << "\nshape " << gc.n << ' ' << gc.c << ' ' << gc.h << ' ' << gc.w << "\nparams " << gc.kh
+     << ' ' << gc.kw << ' ' << gc.sh << ' ' << gc.sw << ' ' << gc.ph << ' ' << gc.pw << ' ' << gc.ceil_mode << ' '
+     << gc.count_include_pad << ' ' << gc.divisor_override << '\n';
+}
+
+// One line of values; NaN as PyTorch prints it (printf would show the sign
+// bit: "-nan").
+template <typename T>
+void write_values(std::ostream& os, const char* format, const std::vector<T>& values) {
+  char buf[64];
+  for (size_t i = 0; i < values.size(); ++i) {
+    snprintf(buf, sizeof buf, format, isnan((double)values[i]) ? NAN : (double)values[i]);
+    os << (i ? " " : "") << buf;
+  }
+  os << '\n';
+}
+
+template <typename File>
+const File* read_once(bool (*read)(const std::string&, File*, std::string*), const std::string& path,
+                      std::string* error) {
+  static std::string load_error;
+  static const File* const file = [&] {
+    static File f;
+    return read(path, &f, &load_error) ? &f : nullptr;
+  }();
+  if (file == nullptr && error != nullptr) *error = load_error;
+  return file;
+}
+
+std::string path_from(const char* env_name, const char* configured, const char* relative) {
+  if (const char* env = getenv(env_name)) return env;
+  return configured != nullptr ? configured : relative;
+}
+
+}  // namespace
+
+bool read_golden(const std::string& path, GoldenFile* file, std::string* error) {
+  GoldenFile result;
+  auto read_case = [&](std::istream& in, const std::string& name) -> std::string {
     GoldenCase gc;
-    ls >> gc.name;
-    // The body is read token by token: the value lists span many lines.
+    gc.name = name;
+    if (!read_config(in, &gc)) return "bad shape or params in " + name;
     std::string key;
     int64_t count = 0;
     std::vector<double> values;
-    if (!(in >> key >> gc.n >> gc.c >> gc.h >> gc.w) || key != "shape") return fail("bad shape in " + gc.name);
-    if (!(in >> key >> gc.kh >> gc.kw >> gc.sh >> gc.sw >> gc.ph >> gc.pw >> gc.ceil_mode >>
-          gc.count_include_pad >> gc.divisor_override) || key != "params")
-      return fail("bad params in " + gc.name);
-    if (!(in >> key >> count) || key != "in" || count != gc.n * gc.c * gc.h * gc.w ||
-        !read_values(in, count, &values))
-      return fail("bad in values in " + gc.name);
+    if (!(in >> key >> count) || key != "in" || count != gc.n * gc.c * gc.h * gc.w || !read_values(in, count, &values))
+      return "bad in values in " + name;
     gc.in.assign(values.begin(), values.end());
     if (!(in >> key >> gc.out_dims[0] >> gc.out_dims[1] >> gc.out_dims[2] >> gc.out_dims[3]) || key != "out")
-      return fail("bad out line in " + gc.name);
+      return "bad out line in " + name;
     count = gc.out_dims[0] * gc.out_dims[1] * gc.out_dims[2] * gc.out_dims[3];
-    if (!read_values(in, count, &gc.out)) return fail("bad out values in " + gc.name);
-    if (!(in >> key) || key != "out32" || !read_values(in, count, &values))
-      return fail("bad out32 values in " + gc.name);
-    gc.out32.assign(values.begin(), values.end());
-    if (!(in >> key) || key != "end") return fail("missing end of " + gc.name);
-    std::getline(in, line);  // rest of the 'end' line
+    if (!read_values(in, count, &gc.out)) return "bad out values in " + name;
+    if (!read_float_block(in, "out32", count, &gc.out32)) return "bad out32 values in " + name;
     result.cases.push_back(std::move(gc));
-  }
+    return "";
+  };
+  auto rejected_line = [&](const std::string& word, std::istream& ls) {
+    GoldenRejected r{};
+    if (word != "rejected" ||
+        !(ls >> r.n >> r.c >> r.h >> r.w >> r.kh >> r.kw >> r.sh >> r.sw >> r.ph >> r.pw >> r.ceil_mode))
+      return false;
+    result.rejected.push_back(r);
+    return true;
+  };
+  if (!parse_file(path, error, read_case, rejected_line)) return false;
   *file = std::move(result);
   return true;
 }
@@ -92,99 +163,37 @@ bool is_backward_golden(const std::string& path) {
 }
 
 bool read_golden_backward(const std::string& path, GoldenBackwardFile* file, std::string* error) {
-  std::ifstream in(path);
-  if (!in) {
-    *error = "cannot open " + path;
-    return false;
-  }
   GoldenBackwardFile result;
-  std::string line, word;
-  int64_t line_no = 0;
-  auto fail = [&](const std::string& why) {
-    *error = path + ":" + std::to_string(line_no) + ": " + why;
-    return false;
-  };
-  while (std::getline(in, line)) {
-    ++line_no;
-    std::istringstream ls(line);
-    if (!(ls >> word) || word[0] == '#') continue;
-    if (word != "case") return fail("expected 'case', got '" + word + "'");
+  auto read_case = [&](std::istream& in, const std::string& name) -> std::string {
     GoldenBackwardCase gc;
-    ls >> gc.name;
+    gc.name = name;
+    if (!read_config(in, &gc)) return "bad shape or params in " + name;
     std::string key;
     int64_t count = 0, dims[4] = {0, 0, 0, 0};
     std::vector<double> values;
-    if (!(in >> key >> gc.n >> gc.c >> gc.h >> gc.w) || key != "shape") return fail("bad shape in " + gc.name);
-    if (!(in >> key >> gc.kh >> gc.kw >> gc.sh >> gc.sw >> gc.ph >> gc.pw >> gc.ceil_mode >>
-          gc.count_include_pad >> gc.divisor_override) || key != "params")
-      return fail("bad params in " + gc.name);
-    if (!(in >> key >> count) || key != "gout" || count < 0 || !read_values(in, count, &values))
-      return fail("bad gout values in " + gc.name);
-    gc.gout.assign(values.begin(), values.end());  // float32 values printed with 9 digits: exact
+    // float32 grad_output values are printed with 9 digits: exact.
+    if (!(in >> key >> count) || key != "gout" || !read_values(in, count, &values))
+      return "bad gout values in " + name;
+    gc.gout.assign(values.begin(), values.end());
     if (!(in >> key >> dims[0] >> dims[1] >> dims[2] >> dims[3]) || key != "gin" || dims[0] != gc.n ||
         dims[1] != gc.c || dims[2] != gc.h || dims[3] != gc.w)
-      return fail("bad gin line in " + gc.name);
+      return "bad gin line in " + name;
     const int64_t elements = gc.n * gc.c * gc.h * gc.w;
-    if (!read_values(in, elements, &gc.gin)) return fail("bad gin values in " + gc.name);
+    if (!read_values(in, elements, &gc.gin)) return "bad gin values in " + name;
     for (auto [label, target] : {std::pair<const char*, std::vector<float>*>{"gin32", &gc.gin32},
                                  {"gin16", &gc.gin16}, {"ginbf16", &gc.ginbf16}}) {
-      if (!(in >> key) || key != label || !read_values(in, elements, &values))
-        return fail(std::string("bad ") + label + " values in " + gc.name);
-      target->assign(values.begin(), values.end());
+      if (!read_float_block(in, label, elements, target)) return std::string("bad ") + label + " values in " + name;
     }
-    if (!(in >> key) || key != "end") return fail("missing end of " + gc.name);
-    std::getline(in, line);
     result.cases.push_back(std::move(gc));
-  }
+    return "";
+  };
+  auto no_other_lines = [](const std::string&, std::istream&) { return false; };
+  if (!parse_file(path, error, read_case, no_other_lines)) return false;
   *file = std::move(result);
   return true;
 }
 
-avgpool_params golden_params(const GoldenBackwardCase& gc, avgpool_backend backend, avgpool_numerics numerics) {
-  avgpool_params p;
-  avgpool_params_init(&p);
-  p.n = gc.n; p.c = gc.c; p.h = gc.h; p.w = gc.w;
-  p.kernel_h = gc.kh; p.kernel_w = gc.kw;
-  p.stride_h = gc.sh; p.stride_w = gc.sw;
-  p.padding_h = gc.ph; p.padding_w = gc.pw;
-  p.ceil_mode = gc.ceil_mode;
-  p.count_include_pad = gc.count_include_pad;
-  p.divisor_override = gc.divisor_override;
-  p.backend = backend;
-  p.numerics = numerics;
-  return p;
-}
-
-std::string format_case(const GoldenBackwardCase& gc, const std::vector<float>& gin32) {
-  std::ostringstream os;
-  os << "case " << gc.name << "\nshape " << gc.n << ' ' << gc.c << ' ' << gc.h << ' ' << gc.w << "\nparams "
-     << gc.kh << ' ' << gc.kw << ' ' << gc.sh << ' ' << gc.sw << ' ' << gc.ph << ' ' << gc.pw << ' '
-     << gc.ceil_mode << ' ' << gc.count_include_pad << ' ' << gc.divisor_override << "\ngout " << gc.gout.size()
-     << '\n';
-  char buf[64];
-  auto list = [&](const char* format, auto values) {
-    for (size_t i = 0; i < values.size(); ++i) {
-      // NaN as PyTorch prints it (printf would show the sign bit: "-nan").
-      snprintf(buf, sizeof buf, format, isnan((double)values[i]) ? NAN : (double)values[i]);
-      os << (i ? " " : "") << buf;
-    }
-    os << '\n';
-  };
-  list("%.9g", gc.gout);
-  os << "gin " << gc.n << ' ' << gc.c << ' ' << gc.h << ' ' << gc.w << '\n';
-  list("%.17g", gc.gin);
-  os << "gin32 ";
-  list("%.9g", gin32);
-  os << "gin16 ";
-  list("%.9g", gc.gin16);
-  os << "ginbf16 ";
-  list("%.9g", gc.ginbf16);
-  os << "end\n";
-  return os.str();
-}
-
-avgpool_params golden_params(const GoldenCase& gc, avgpool_backend backend,
-                             avgpool_numerics numerics) {
+avgpool_params golden_params(const GoldenConfig& gc, avgpool_backend backend, avgpool_numerics numerics) {
   avgpool_params p;
   avgpool_params_init(&p);
   p.n = gc.n; p.c = gc.c; p.h = gc.h; p.w = gc.w;
@@ -200,76 +209,63 @@ avgpool_params golden_params(const GoldenCase& gc, avgpool_backend backend,
 }
 
 avgpool_params rejected_params(const GoldenRejected& r) {
-  avgpool_params p;
-  avgpool_params_init(&p);
-  p.n = r.n; p.c = r.c; p.h = r.h; p.w = r.w;
-  p.kernel_h = r.kh; p.kernel_w = r.kw;
-  p.stride_h = r.sh; p.stride_w = r.sw;
-  p.padding_h = r.ph; p.padding_w = r.pw;
-  p.ceil_mode = r.ceil_mode;
-  return p;
+  avgpool_params defaults;
+  avgpool_params_init(&defaults);
+  return golden_params(r, defaults.backend, defaults.numerics);
 }
 
-std::string format_case(const GoldenCase& gc, const std::vector<float>& values) {
+std::string format_case(const GoldenBackwardCase& gc, const std::vector<float>& gin32) {
   std::ostringstream os;
-  char buf[64];
-  os << "case " << gc.name << "\nshape " << gc.n << ' ' << gc.c << ' ' << gc.h << ' ' << gc.w
-     << "\nparams " << gc.kh << ' ' << gc.kw << ' ' << gc.sh << ' ' << gc.sw << ' ' << gc.ph << ' '
-     << gc.pw << ' ' << gc.ceil_mode << ' ' << gc.count_include_pad << ' ' << gc.divisor_override
-     << "\nin " << gc.in.size() << '\n';
-  auto list = [&](const std::vector<float>& v) {
-    for (size_t i = 0; i < v.size(); ++i) {
-      snprintf(buf, sizeof buf, "%.9g", (double)v[i]);
-      os << (i ? " " : "") << buf;
-    }
-    os << '\n';
-  };
-  list(gc.in);
-  os << "out " << gc.out_dims[0] << ' ' << gc.out_dims[1] << ' ' << gc.out_dims[2] << ' '
-     << gc.out_dims[3] << '\n';
-  list(values);
-  os << "out32 ";
-  list(values);
+  write_config(os, gc);
+  os << "gout " << gc.gout.size() << '\n';
+  write_values(os, "%.9g", gc.gout);
+  os << "gin " << gc.n << ' ' << gc.c << ' ' << gc.h << ' ' << gc.w << '\n';
+  write_values(os, "%.17g", gc.gin);
+  os << "gin32 ";
+  write_values(os, "%.9g", gin32);
+  os << "gin16 ";
+  write_values(os, "%.9g", gc.gin16);
+  os << "ginbf16 ";
+  write_values(os, "%.9g", gc.ginbf16);
   os << "end\n";
   return os.str();
 }
 
-std::string default_golden_path() {
-  if (const char* env = getenv("AVGPOOL_GOLDEN")) return env;
-#ifdef AVGPOOL_GOLDEN_DEFAULT
-  return AVGPOOL_GOLDEN_DEFAULT;
-#else
-  return "tests/data/pytorch_avgpool2d.golden";
-#endif
+std::string format_case(const GoldenCase& gc, const std::vector<float>& values) {
+  std::ostringstream os;
+  write_config(os, gc);
+  os << "in " << gc.in.size() << '\n';
+  write_values(os, "%.9g", gc.in);
+  os << "out " << gc.out_dims[0] << ' ' << gc.out_dims[1] << ' ' << gc.out_dims[2] << ' ' << gc.out_dims[3] << '\n';
+  write_values(os, "%.9g", values);
+  os << "out32 ";
+  write_values(os, "%.9g", values);
+  os << "end\n";
+  return os.str();
 }
 
-const GoldenFile* default_golden(std::string* error) {
-  static std::string load_error;
-  static const GoldenFile* const file = [] {
-    static GoldenFile f;
-    return read_golden(default_golden_path(), &f, &load_error) ? &f : nullptr;
-  }();
-  if (file == nullptr && error != nullptr) *error = load_error;
-  return file;
+#ifndef AVGPOOL_GOLDEN_DEFAULT
+#define AVGPOOL_GOLDEN_DEFAULT nullptr
+#endif
+#ifndef AVGPOOL_GOLDEN_BACKWARD_DEFAULT
+#define AVGPOOL_GOLDEN_BACKWARD_DEFAULT nullptr
+#endif
+
+std::string default_golden_path() {
+  return path_from("AVGPOOL_GOLDEN", AVGPOOL_GOLDEN_DEFAULT, "tests/data/pytorch_avgpool2d.golden");
 }
 
 std::string default_golden_backward_path() {
-  if (const char* env = getenv("AVGPOOL_GOLDEN_BACKWARD")) return env;
-#ifdef AVGPOOL_GOLDEN_BACKWARD_DEFAULT
-  return AVGPOOL_GOLDEN_BACKWARD_DEFAULT;
-#else
-  return "tests/data/pytorch_avgpool2d_backward.golden";
-#endif
+  return path_from("AVGPOOL_GOLDEN_BACKWARD", AVGPOOL_GOLDEN_BACKWARD_DEFAULT,
+                   "tests/data/pytorch_avgpool2d_backward.golden");
+}
+
+const GoldenFile* default_golden(std::string* error) {
+  return read_once<GoldenFile>(read_golden, default_golden_path(), error);
 }
 
 const GoldenBackwardFile* default_golden_backward(std::string* error) {
-  static std::string load_error;
-  static const GoldenBackwardFile* const file = [] {
-    static GoldenBackwardFile f;
-    return read_golden_backward(default_golden_backward_path(), &f, &load_error) ? &f : nullptr;
-  }();
-  if (file == nullptr && error != nullptr) *error = load_error;
-  return file;
+  return read_once<GoldenBackwardFile>(read_golden_backward, default_golden_backward_path(), error);
 }
 
 }  // namespace avgpool_support

@@ -11,12 +11,17 @@
 
 namespace avgpool_support {
 
-struct GoldenCase {
+// What every case states first: its name, the input's dims and the pooling
+// parameters (the "shape" and "params" lines).
+struct GoldenConfig {
   std::string name;
   int64_t n = 0, c = 0, h = 0, w = 0;
   int64_t kh = 0, kw = 0, sh = 0, sw = 0, ph = 0, pw = 0;
   int ceil_mode = 0, count_include_pad = 1;
   int64_t divisor_override = 0;
+};
+
+struct GoldenCase : GoldenConfig {
   std::vector<float> in;       // NCHW
   int64_t out_dims[4] = {0, 0, 0, 0};
   std::vector<double> out;     // PyTorch in float64
@@ -24,10 +29,7 @@ struct GoldenCase {
 };
 
 // A configuration PyTorch refuses: N C H W kh kw sh sw ph pw ceil_mode.
-struct GoldenRejected {
-  int64_t n, c, h, w, kh, kw, sh, sw, ph, pw;
-  int ceil_mode;
-};
+struct GoldenRejected : GoldenConfig {};
 
 struct GoldenFile {
   std::vector<GoldenCase> cases;
@@ -38,12 +40,8 @@ struct GoldenFile {
 bool read_golden(const std::string& path, GoldenFile* file, std::string* error);
 
 // One case of the backward format (tests/data/README.md, "Backward").
-struct GoldenBackwardCase {
-  std::string name;
-  int64_t n = 0, c = 0, h = 0, w = 0;  // the forward input's dims = grad_input's
-  int64_t kh = 0, kw = 0, sh = 0, sw = 0, ph = 0, pw = 0;
-  int ceil_mode = 0, count_include_pad = 1;
-  int64_t divisor_override = 0;
+// n, c, h, w are the forward input's dims, which are grad_input's.
+struct GoldenBackwardCase : GoldenConfig {
   std::vector<float> gout;      // grad_output, N*C*Ho*Wo, NCHW
   std::vector<double> gin;      // PyTorch's float64 grad_input, NCHW
   std::vector<float> gin32;     // PyTorch's float32 grad_input (bitwise target)
@@ -61,15 +59,13 @@ bool is_backward_golden(const std::string& path);
 // Parses a backward golden file; on failure returns false and says why.
 bool read_golden_backward(const std::string& path, GoldenBackwardFile* file, std::string* error);
 
-// The plan parameters of a backward case (f32, NCHW).
-avgpool_params golden_params(const GoldenBackwardCase& gc, avgpool_backend backend, avgpool_numerics numerics);
-
 // Writes one case in the backward format, with gin32 replaced by `gin32`
 // (9 significant digits); every other line as read.
 std::string format_case(const GoldenBackwardCase& gc, const std::vector<float>& gin32);
 
-// The plan parameters of a case (f32, NCHW, the given backend and numerics).
-avgpool_params golden_params(const GoldenCase& gc, avgpool_backend backend,
+// The plan parameters of a case, forward or backward (f32, NCHW, the given
+// backend and numerics).
+avgpool_params golden_params(const GoldenConfig& gc, avgpool_backend backend,
                              avgpool_numerics numerics);
 avgpool_params rejected_params(const GoldenRejected& r);
 
