@@ -25,6 +25,7 @@
 #include "backward_job.h"
 #include "backward.h"
 #include "cover.h"
+#include "driver.h"
 #include "error.h"
 #include "host_types.h"
 #include "impl.h"
@@ -47,57 +48,16 @@ constexpr int64_t kStageUnit = 65536;               // nt: units up to this many
 
 int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
 
-// The best the CPU has, lowered by AVGPOOL_CPU_ISA=base|avx2 (tests and
-// measurements; read when the plan is created, like the forward's).
+// The kernels for the instruction set a plan uses (driver.h).
 BackwardKernels kernels_for_plan() {
-  const Isa want = isa_for_plan();
+  const Isa isa = isa_for_plan();
 #if defined(AVGPOOL_CPU_X86_KERNELS)  // compiled for x86 targets only (CMakeLists.txt)
-  if (want == kAvx512) return backward_kernels_avx512();
-  if (want == kAvx2) return backward_kernels_avx2();
+  if (isa == Isa::kAvx512) return backward_kernels_avx512();
+  if (isa == Isa::kAvx2) return backward_kernels_avx2();
+#else
+  (void)isa;
 #endif
   return backward_kernels_base();
-}
-
-// ---- threads ----------------------------------------------------------------------
-// Backward calls in flight in this process: concurrent callers share the
-// cores instead of each opening a full team.
-std::atomic<int> g_active_calls{0};
-
-struct ActiveCall {
-  ActiveCall() { g_active_calls.fetch_add(1, std::memory_order_relaxed); }
-  ~ActiveCall() { g_active_calls.fetch_sub(1, std::memory_order_relaxed); }
-};
-
-int threads_for(int64_t units) {
-#if defined(AVGPOOL_WITH_OPENMP)
-  if (omp_in_parallel()) return 1;  // inside a caller's team: nesting would oversubscribe
-  int t = omp_get_max_threads();
-  const int active = g_active_calls.load(std::memory_order_relaxed);
-  if (active > 1) t /= active;
-  if (t < 1) t = 1;
-  if ((int64_t)t > units) t = (int)units;
-  return t;
-#else
-  (void)units;
-  return 1;
-#endif
-}
-
-// Per-thread scratch, kept between calls: steady-state executions allocate
-// nothing. NULL when the memory is not there.
-void* thread_scratch(size_t bytes) {
-  struct Scratch {
-    void* data = nullptr;
-    size_t bytes = 0;
-    ~Scratch() { free(data); }
-  };
-  thread_local Scratch s;
-  if (s.bytes < bytes) {
-    free(s.data);
-    s.data = aligned_alloc(64, backward_align64(bytes));
-    s.bytes = s.data != nullptr ? bytes : 0;
-  }
-  return s.data;
 }
 
 // ---- the plan's configuration --------------------------------------------------------
@@ -434,10 +394,12 @@ avgpool_status execute(const Problem&, const Config& config, const void* grad_ou
   std::atomic<int> working{0};
   auto work = [&] {
     void* scratch = thread_scratch(j.scratch_bytes);
-    if (scratch == nullptr) return;
-    working.fetch_add(1, std::memory_order_relaxed);
-    for (int64_t u0; (u0 = next.fetch_add(chunk, std::memory_order_relaxed)) < j.units;)
-      for (int64_t u = u0; u < u0 + chunk && u < j.units; ++u) c.run(j, grad_output, grad_input, u, scratch);
+    if (scratch != nullptr) {
+      working.fetch_add(1, std::memory_order_relaxed);
+      for (int64_t u0; (u0 = next.fetch_add(chunk, std::memory_order_relaxed)) < j.units;)
+        for (int64_t u = u0; u < u0 + chunk && u < j.units; ++u) c.run(j, grad_output, grad_input, u, scratch);
+    }
+    thread_scratch_trim();
   };
   if (nt <= 1) {
     work();

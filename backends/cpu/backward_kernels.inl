@@ -33,73 +33,7 @@ namespace cpu {
 namespace AVGPOOL_CPU_ISA {
 namespace {
 
-enum class F16 : uint16_t {};
-enum class BF16 : uint16_t {};
-
-// Orders non-temporal (streamed) stores before a later barrier: x86's are
-// weakly ordered; other targets stream nothing (plain stores).
-inline void nt_fence() {
-#if defined(__SSE2__)
-  _mm_sfence();
-#endif
-}
-
-inline int64_t imin(int64_t a, int64_t b) { return a < b ? a : b; }
-inline int64_t imax(int64_t a, int64_t b) { return a > b ? a : b; }
-
-#include "half_bits.h"
-
-// ---- vectors: 64 bytes (one zmm, two ymm or four xmm) ----------------------
-template <class A> struct simd;
-template <> struct simd<float> {
-  typedef float v __attribute__((vector_size(64)));
-  typedef float vu __attribute__((vector_size(64), aligned(4), may_alias));
-  static constexpr int n = 16;
-};
-template <> struct simd<double> {
-  typedef double v __attribute__((vector_size(64)));
-  typedef double vu __attribute__((vector_size(64), aligned(8), may_alias));
-  static constexpr int n = 8;
-};
-template <class A> using vec = typename simd<A>::v;
-
-template <class A> inline vec<A> loadu(const A* p) { return *reinterpret_cast<const typename simd<A>::vu*>(p); }
-template <class A> inline void storeu(A* p, vec<A> x) { *reinterpret_cast<typename simd<A>::vu*>(p) = x; }
-template <class A> inline vec<A> zero() { return vec<A>{}; }
-
-// Lanes [0, k) of p, the others zero; never touches the lanes left out.
-inline vec<float> load_part(const float* p, int64_t k) {
-#if defined(__AVX512F__)
-  return (vec<float>)_mm512_maskz_loadu_ps((__mmask16)((1u << k) - 1u), p);
-#else
-  vec<float> v = vec<float>{};
-  for (int64_t l = 0; l < k; ++l) v[l] = p[l];
-  return v;
-#endif
-}
-inline vec<double> load_part(const double* p, int64_t k) {
-#if defined(__AVX512F__)
-  return (vec<double>)_mm512_maskz_loadu_pd((__mmask8)((1u << k) - 1u), p);
-#else
-  vec<double> v = vec<double>{};
-  for (int64_t l = 0; l < k; ++l) v[l] = p[l];
-  return v;
-#endif
-}
-inline void store_part(float* p, vec<float> x, int64_t k) {
-#if defined(__AVX512F__)
-  _mm512_mask_storeu_ps(p, (__mmask16)((1u << k) - 1u), (__m512)x);
-#else
-  for (int64_t l = 0; l < k; ++l) p[l] = x[l];
-#endif
-}
-inline void store_part(double* p, vec<double> x, int64_t k) {
-#if defined(__AVX512F__)
-  _mm512_mask_storeu_pd(p, (__mmask8)((1u << k) - 1u), (__m512d)x);
-#else
-  for (int64_t l = 0; l < k; ++l) p[l] = x[l];
-#endif
-}
+#include "simd.inl"  // half types and conversions, vectors, load_part / store_part
 
 // ---- storage type <-> accumulator: N lanes (or the first k) ----------------
 inline vec<float> load_in(const float* p) { return loadu(p); }

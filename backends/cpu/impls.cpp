@@ -5,8 +5,6 @@
 // CpuConfig; execute copies the Job, points it at src and dst, and runs the
 // units on OpenMP threads. The kernels are in kernels.inl.
 #include <stdint.h>
-#include <stdlib.h>
-#include <string.h>
 
 #include <atomic>
 #include <memory>
@@ -14,12 +12,9 @@
 #include <stdexcept>
 #include <vector>
 
-#if defined(AVGPOOL_WITH_OPENMP)
-#include <omp.h>
-#endif
-
 #include "backward.h"
 #include "cpu_job.h"
+#include "driver.h"
 #include "error.h"
 #include "impl.h"
 #include "isa.h"
@@ -30,8 +25,8 @@ namespace cpu {
 namespace {
 
 BlockFn kernel_for(Isa isa, avgpool_dtype dtype) {
-  #if defined(AVGPOOL_CPU_X86_KERNELS)  // compiled for x86 targets only (CMakeLists.txt)
-  const KernelTable t = isa == kAvx512 ? kernels_avx512() : isa == kAvx2 ? kernels_avx2() : kernels_base();
+#if defined(AVGPOOL_CPU_X86_KERNELS)  // compiled for x86 targets only (CMakeLists.txt)
+  const KernelTable t = isa == Isa::kAvx512 ? kernels_avx512() : isa == Isa::kAvx2 ? kernels_avx2() : kernels_base();
 #else
   (void)isa;
   const KernelTable t = kernels_base();
@@ -248,63 +243,6 @@ avgpool_status init(const Problem& q, const DeviceInfo&, ConfigPtr* config, Decl
   return AVGPOOL_SUCCESS;
 }
 
-// ---- threads ------------------------------------------------------------------------
-// Calls in flight in this process: concurrent callers share the cores
-// instead of each opening a full team (oversubscription).
-std::atomic<int> g_active_calls{0};
-
-struct ActiveCall {
-  ActiveCall() { g_active_calls.fetch_add(1, std::memory_order_relaxed); }
-  ~ActiveCall() { g_active_calls.fetch_sub(1, std::memory_order_relaxed); }
-};
-
-int threads_for(int64_t units) {
-#if defined(AVGPOOL_WITH_OPENMP)
-  // Inside an active parallel region (a caller's OpenMP team), run on the
-  // calling thread: nesting would oversubscribe the cores.
-  if (omp_in_parallel()) return 1;
-  int t = omp_get_max_threads();  // honours OMP_NUM_THREADS
-  const int active = g_active_calls.load(std::memory_order_relaxed);
-  if (active > 1) t = t / active;
-  if (t < 1) t = 1;
-  if ((int64_t)t > units) t = (int)units;
-  return t;
-#else
-  (void)units;
-  return 1;
-#endif
-}
-
-// ---- scratch: one buffer per thread, kept across calls ----------------------------
-// A thread runs one call at a time (a call inside a caller's parallel region
-// runs on that thread alone), so its buffer is never shared. Buffers grow
-// when a plan needs more; one above kKeepBytes (huge windows) is freed at
-// the end of the call instead of being held by the thread.
-constexpr size_t kKeepBytes = size_t(4) << 20;
-
-struct Scratch {
-  void* data = nullptr;
-  size_t size = 0;
-  ~Scratch() { free(data); }
-  // A buffer of at least bytes (a multiple of 64), or NULL.
-  void* get(size_t bytes) {
-    if (bytes <= size) return data;
-    free(data);
-    data = aligned_alloc(64, bytes);
-    size = data != nullptr ? bytes : 0;
-    return data;
-  }
-  void trim() {
-    if (size > kKeepBytes) {
-      free(data);
-      data = nullptr;
-      size = 0;
-    }
-  }
-};
-
-thread_local Scratch t_scratch;
-
 // ---- execute ---------------------------------------------------------------------------
 avgpool_status execute(const Problem& q, const Config& config, const void* src, void* dst, void*) {
   const CpuConfig& c = static_cast<const CpuConfig&>(config);
@@ -326,13 +264,13 @@ avgpool_status execute(const Problem& q, const Config& config, const void* src, 
   // The calling thread takes its scratch before any output is written: when
   // it cannot, the call fails with dst untouched. Another thread that cannot
   // takes no units (the others do them).
-  void* scratch = t_scratch.get(c.scratch_bytes);
+  void* scratch = thread_scratch(c.scratch_bytes);
   if (scratch == nullptr)
     return set_error(AVGPOOL_ERROR_OUT_OF_MEMORY, "no memory for %zu bytes of scratch", c.scratch_bytes);
   const int nt = threads_for(units);
   if (nt <= 1) {
     for (int64_t u = 0; u < units; ++u) run_unit(u, scratch);
-    t_scratch.trim();
+    thread_scratch_trim();
     return AVGPOOL_SUCCESS;
   }
 #if defined(AVGPOOL_WITH_OPENMP)
@@ -346,14 +284,14 @@ avgpool_status execute(const Problem& q, const Config& config, const void* src, 
   std::atomic<int64_t> next{0};
 #pragma omp parallel num_threads(nt)
   {
-    void* mine = t_scratch.get(c.scratch_bytes);  // the caller's: the buffer above
+    void* mine = thread_scratch(c.scratch_bytes);  // the caller's: the buffer above
     if (mine != nullptr) {
       for (int64_t u0; (u0 = next.fetch_add(chunk, std::memory_order_relaxed)) < units;) {
         const int64_t u1 = u0 + chunk < units ? u0 + chunk : units;
         for (int64_t u = u0; u < u1; ++u) run_unit(u, mine);
       }
     }
-    t_scratch.trim();
+    thread_scratch_trim();
   }
 #endif
   return AVGPOOL_SUCCESS;

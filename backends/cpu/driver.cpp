@@ -1,0 +1,67 @@
+#include "driver.h"
+
+#include <stdlib.h>
+
+#include <atomic>
+
+#if defined(AVGPOOL_WITH_OPENMP)
+#include <omp.h>
+#endif
+
+namespace avgpool {
+namespace cpu {
+namespace {
+
+std::atomic<int> g_active_calls{0};
+
+constexpr size_t kKeepBytes = size_t(4) << 20;
+
+struct Scratch {
+  void* data = nullptr;
+  size_t size = 0;
+  ~Scratch() { free(data); }
+};
+
+thread_local Scratch t_scratch;
+
+}  // namespace
+
+ActiveCall::ActiveCall() { g_active_calls.fetch_add(1, std::memory_order_relaxed); }
+ActiveCall::~ActiveCall() { g_active_calls.fetch_sub(1, std::memory_order_relaxed); }
+
+int threads_for(int64_t units) {
+#if defined(AVGPOOL_WITH_OPENMP)
+  if (omp_in_parallel()) return 1;
+  int t = omp_get_max_threads();
+  const int active = g_active_calls.load(std::memory_order_relaxed);
+  if (active > 1) t /= active;
+  if (t < 1) t = 1;
+  if ((int64_t)t > units) t = (int)units;
+  return t;
+#else
+  (void)units;
+  return 1;
+#endif
+}
+
+void* thread_scratch(size_t bytes) {
+  Scratch& s = t_scratch;
+  if (bytes <= s.size && s.data != nullptr) return s.data;
+  free(s.data);
+  const size_t rounded = (bytes + 63) & ~(size_t)63;
+  s.data = aligned_alloc(64, rounded > 0 ? rounded : 64);
+  s.size = s.data != nullptr ? rounded : 0;
+  return s.data;
+}
+
+void thread_scratch_trim() {
+  Scratch& s = t_scratch;
+  if (s.size > kKeepBytes) {
+    free(s.data);
+    s.data = nullptr;
+    s.size = 0;
+  }
+}
+
+}  // namespace cpu
+}  // namespace avgpool

@@ -1,0 +1,266 @@
+// The CPU kernels' common ground, compiled into each instruction set's
+// namespace: kernels.inl and backward_kernels.inl include it inside
+// avgpool::cpu::AVGPOOL_CPU_ISA::{anonymous}, after <immintrin.h> (x86),
+// <stdint.h> and <string.h>, so each instruction set gets its own copy and
+// nothing here is shared with the rest of the library (see cpu_job.h): no
+// includes but half_bits.h, which follows the same rule.
+//
+// Storage types of the half formats, their conversions (one element and
+// blocks), and the 64-byte vectors with their helpers.
+
+enum class F16 : uint16_t {};
+enum class BF16 : uint16_t {};
+
+template <class T, class A> struct same { static constexpr bool value = false; };
+template <class T> struct same<T, T> { static constexpr bool value = true; };
+
+// Orders non-temporal (streamed) stores before a later barrier: x86's are
+// weakly ordered; other targets stream nothing (plain stores).
+inline void nt_fence() {
+#if defined(__SSE2__)
+  _mm_sfence();
+#endif
+}
+
+inline int64_t imin(int64_t a, int64_t b) { return a < b ? a : b; }
+inline int64_t imax(int64_t a, int64_t b) { return a > b ? a : b; }
+
+#include "half_bits.h"
+
+// Storage type <-> float, one element (half_bits.h).
+inline float to_float(F16 h) { return f16_to_float((uint16_t)h); }
+inline float to_float(BF16 b) { return bf16_to_float((uint16_t)b); }
+template <class T> inline T from_float(float f) {
+  if constexpr (same<T, F16>::value) return (F16)float_to_f16(f);
+  else return (BF16)float_to_bf16(f);
+}
+
+// Block conversions between a half storage type T and float: F16C /
+// AVX-512 conversions for f16 where the ISA has them, the scalar ones above
+// for the rest (bf16 is a shift the compiler vectorizes).
+template <class T>
+inline void load_block(const T* s, float* d, int64_t n) {
+  int64_t i = 0;
+  if constexpr (same<T, F16>::value) {
+    const uint16_t* in = reinterpret_cast<const uint16_t*>(s);
+    (void)in;
+#if defined(__AVX512F__)
+    for (; i + 16 <= n; i += 16)
+      _mm512_storeu_ps(d + i, _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i*)(in + i))));
+#elif defined(__F16C__)
+    for (; i + 8 <= n; i += 8)
+      _mm256_storeu_ps(d + i, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i*)(in + i))));
+#endif
+  }
+  for (; i < n; ++i) d[i] = to_float(s[i]);
+}
+
+template <class T>
+inline void store_block(const float* s, T* d, int64_t n) {
+  int64_t i = 0;
+  if constexpr (same<T, F16>::value) {
+    uint16_t* out = reinterpret_cast<uint16_t*>(d);
+    (void)out;
+#if defined(__AVX512F__)
+    for (; i + 16 <= n; i += 16)
+      _mm256_storeu_si256((__m256i*)(out + i),
+                          _mm512_cvtps_ph(_mm512_loadu_ps(s + i),
+                                          _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+#elif defined(__F16C__)
+    for (; i + 8 <= n; i += 8)
+      _mm_storeu_si128((__m128i*)(out + i),
+                       _mm256_cvtps_ph(_mm256_loadu_ps(s + i),
+                                       _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+#endif
+  }
+  for (; i < n; ++i) d[i] = from_float<T>(s[i]);
+}
+
+// ---- SIMD: GCC/Clang vector extensions, 64 bytes; one zmm with AVX-512,
+// two ymm with AVX2, four xmm otherwise. Elementwise + and / in plain code;
+// the helpers below take float or double (A) and pick the intrinsic by
+// sizeof(A) where an ISA has one, with one portable loop for the others.
+template <class A> struct simd;
+template <> struct simd<float> {
+  typedef float v __attribute__((vector_size(64)));
+  typedef float vu __attribute__((vector_size(64), aligned(4), may_alias));
+  typedef int32_t idx __attribute__((vector_size(64)));  // lane indices
+  static constexpr int n = 16;
+};
+template <> struct simd<double> {
+  typedef double v __attribute__((vector_size(64)));
+  typedef double vu __attribute__((vector_size(64), aligned(8), may_alias));
+  typedef int64_t idx __attribute__((vector_size(64)));
+  static constexpr int n = 8;
+};
+template <class A> using vec = typename simd<A>::v;
+template <class A> using vidx = typename simd<A>::idx;
+template <class A> constexpr bool is_f32 = sizeof(A) == 4;
+// The element type of a vector (for helpers called with vectors, where A
+// cannot be deduced through the alias).
+template <class V> struct elem_of;
+template <> struct elem_of<vec<float>> { using type = float; };
+template <> struct elem_of<vec<double>> { using type = double; };
+
+template <class A> inline vec<A> loadu(const A* p) {
+  return *reinterpret_cast<const typename simd<A>::vu*>(p);
+}
+template <class A> inline void storeu(A* p, vec<A> x) {
+  *reinterpret_cast<typename simd<A>::vu*>(p) = x;
+}
+template <class A> inline vec<A> zero() { return vec<A>{}; }
+
+// 0, 1, ..., n-1.
+template <class A> inline vidx<A> iota() {
+  if constexpr (is_f32<A>) return vidx<A>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
+  else return vidx<A>{0, 1, 2, 3, 4, 5, 6, 7};
+}
+
+// Lanes p[0], p[stride], ..., p[(n-1)*stride]; stride * n fits in int32.
+template <class A> inline vec<A> gather(const A* p, int64_t stride) {
+#if defined(__AVX512F__)
+  if constexpr (is_f32<A>) {
+    const __m512i idx = _mm512_mullo_epi32(
+        _mm512_set1_epi32((int)stride),
+        _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15));
+    return (vec<A>)_mm512_i32gather_ps(idx, p, 4);
+  } else {
+    const __m256i idx = _mm256_mullo_epi32(_mm256_set1_epi32((int)stride),
+                                           _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+    return (vec<A>)_mm512_i32gather_pd(idx, p, 8);
+  }
+#elif defined(__AVX2__)
+  if constexpr (is_f32<A>) {
+    const __m256i idx = _mm256_mullo_epi32(_mm256_set1_epi32((int)stride),
+                                           _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+    union { vec<A> v; __m256 h[2]; } u;
+    u.h[0] = _mm256_i32gather_ps(p, idx, 4);
+    u.h[1] = _mm256_i32gather_ps(p + 8 * stride, idx, 4);
+    return u.v;
+  } else {
+    const __m128i idx = _mm_mullo_epi32(_mm_set1_epi32((int)stride), _mm_setr_epi32(0, 1, 2, 3));
+    union { vec<A> v; __m256d h[2]; } u;
+    u.h[0] = _mm256_i32gather_pd(p, idx, 8);
+    u.h[1] = _mm256_i32gather_pd(p + 4 * stride, idx, 8);
+    return u.v;
+  }
+#else
+  vec<A> v;
+  for (int l = 0; l < simd<A>::n; ++l) v[l] = p[l * stride];
+  return v;
+#endif
+}
+
+// Partial vectors: lanes [0, k) of p (0 < k <= n), the others zero. Masked
+// loads never touch the lanes left out, so tails need no slack.
+template <class A> inline vec<A> load_part(const A* p, int64_t k) {
+#if defined(__AVX512F__)
+  if constexpr (is_f32<A>) return (vec<A>)_mm512_maskz_loadu_ps((__mmask16)((1u << k) - 1u), p);
+  else return (vec<A>)_mm512_maskz_loadu_pd((__mmask8)((1u << k) - 1u), p);
+#else
+  vec<A> v = vec<A>{};
+  for (int64_t l = 0; l < k; ++l) v[l] = p[l];
+  return v;
+#endif
+}
+
+template <class A> inline void store_part(A* p, vec<A> x, int64_t k) {
+#if defined(__AVX512F__)
+  if constexpr (is_f32<A>) _mm512_mask_storeu_ps(p, (__mmask16)((1u << k) - 1u), (__m512)x);
+  else _mm512_mask_storeu_pd(p, (__mmask8)((1u << k) - 1u), (__m512d)x);
+#else
+  for (int64_t l = 0; l < k; ++l) p[l] = x[l];
+#endif
+}
+
+template <class A> inline vec<A> gather_part(const A* p, int64_t stride, int64_t k) {
+#if defined(__AVX512F__)
+  if constexpr (is_f32<A>) {
+    const __m512i idx = _mm512_mullo_epi32(
+        _mm512_set1_epi32((int)stride),
+        _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15));
+    return (vec<A>)_mm512_mask_i32gather_ps(_mm512_setzero_ps(), (__mmask16)((1u << k) - 1u), idx, p, 4);
+  } else {
+    const __m256i idx = _mm256_mullo_epi32(_mm256_set1_epi32((int)stride),
+                                           _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+    return (vec<A>)_mm512_mask_i32gather_pd(_mm512_setzero_pd(), (__mmask8)((1u << k) - 1u), idx, p, 8);
+  }
+#else
+  vec<A> v = vec<A>{};
+  for (int64_t l = 0; l < k; ++l) v[l] = p[l * stride];
+  return v;
+#endif
+}
+
+// Lanes p[0], p[2], ..., p[2(n-1)] from two contiguous vectors and one
+// permute; reads p[0, 2n), one element past the last lane used: only on
+// buffers with slack after them (the vertical sums).
+template <class A> inline vec<A> even_lanes(const A* p) {
+  const vec<A> a = loadu(p), b = loadu(p + simd<A>::n);
+#if defined(__clang__)
+  if constexpr (is_f32<A>)
+    return __builtin_shufflevector(a, b, 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+  else
+    return __builtin_shufflevector(a, b, 0, 2, 4, 6, 8, 10, 12, 14);
+#else
+  if constexpr (is_f32<A>)
+    return __builtin_shuffle(a, b, vidx<A>{0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30});
+  else
+    return __builtin_shuffle(a, b, vidx<A>{0, 2, 4, 6, 8, 10, 12, 14});
+#endif
+}
+
+// Sum of the lanes, as a tree (fast numerics only).
+template <class A>
+inline A reduce_add(vec<A> a) {
+  constexpr int N = simd<A>::n;
+  A t[N];
+  memcpy(t, &a, sizeof t);
+  for (int w = N / 2; w >= 1; w /= 2)
+    for (int l = 0; l < w; ++l) t[l] += t[l + w];
+  return t[0];
+}
+
+// Fast numerics' division: q0 = a * rcp, then one FMA correction (Markstein)
+// q = q0 + (a - q0*d) * rcp, which gives the correctly rounded a / d in all
+// but rare cases and is always within one rounding of it; lanes where a is
+// Inf or NaN keep q0. Without FMA, the true division. (pytorch numerics
+// always divides.)
+template <class V, class A = typename elem_of<V>::type> inline V quot_fast(V a, V d, V r) {
+#if defined(__AVX512F__)
+  if constexpr (is_f32<A>) {
+    const __m512 q0 = _mm512_mul_ps((__m512)a, (__m512)r);
+    const __m512 e = _mm512_fnmadd_ps(q0, (__m512)d, (__m512)a);
+    const __m512 q = _mm512_fmadd_ps(e, (__m512)r, q0);
+    return (vec<A>)_mm512_mask_blend_ps(_mm512_cmp_ps_mask(e, e, _CMP_ORD_Q), q0, q);
+  } else {
+    const __m512d q0 = _mm512_mul_pd((__m512d)a, (__m512d)r);
+    const __m512d e = _mm512_fnmadd_pd(q0, (__m512d)d, (__m512d)a);
+    const __m512d q = _mm512_fmadd_pd(e, (__m512d)r, q0);
+    return (vec<A>)_mm512_mask_blend_pd(_mm512_cmp_pd_mask(e, e, _CMP_ORD_Q), q0, q);
+  }
+#elif defined(__AVX2__) && defined(__FMA__)
+  if constexpr (is_f32<A>) {
+    union U { vec<A> v; __m256 h[2]; } ua{a}, ud{d}, ur{r}, out;
+    for (int k = 0; k < 2; ++k) {
+      const __m256 q0 = _mm256_mul_ps(ua.h[k], ur.h[k]);
+      const __m256 e = _mm256_fnmadd_ps(q0, ud.h[k], ua.h[k]);
+      const __m256 q = _mm256_fmadd_ps(e, ur.h[k], q0);
+      out.h[k] = _mm256_blendv_ps(q0, q, _mm256_cmp_ps(e, e, _CMP_ORD_Q));
+    }
+    return out.v;
+  } else {
+    union U { vec<A> v; __m256d h[2]; } ua{a}, ud{d}, ur{r}, out;
+    for (int k = 0; k < 2; ++k) {
+      const __m256d q0 = _mm256_mul_pd(ua.h[k], ur.h[k]);
+      const __m256d e = _mm256_fnmadd_pd(q0, ud.h[k], ua.h[k]);
+      const __m256d q = _mm256_fmadd_pd(e, ur.h[k], q0);
+      out.h[k] = _mm256_blendv_pd(q0, q, _mm256_cmp_pd(e, e, _CMP_ORD_Q));
+    }
+    return out.v;
+  }
+#else
+  (void)r;
+  return a / d;
+#endif
+}
