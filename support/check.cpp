@@ -77,7 +77,9 @@ std::string Mismatch::message() const {
   return os.str();
 }
 
-std::vector<std::string> impl_names(const std::string& prefix) {
+namespace {
+
+std::vector<std::string> names_of_direction(const std::string& prefix, bool want_backward) {
   std::vector<std::string> names;
   int64_t count = 0;
   avgpool_impl_count(&count);
@@ -85,25 +87,17 @@ std::vector<std::string> impl_names(const std::string& prefix) {
     const char* name = nullptr;
     int backward = 0;
     if (avgpool_impl_name(i, &name) == AVGPOOL_SUCCESS && avgpool_impl_is_backward(i, &backward) == AVGPOOL_SUCCESS &&
-        !backward && std::string(name).rfind(prefix, 0) == 0)
+        (backward != 0) == want_backward && std::string(name).rfind(prefix, 0) == 0)
       names.push_back(name);
   }
   return names;
 }
 
-std::vector<std::string> backward_impl_names(const std::string& prefix) {
-  std::vector<std::string> names;
-  int64_t count = 0;
-  avgpool_impl_count(&count);
-  for (int64_t i = 0; i < count; ++i) {
-    const char* name = nullptr;
-    int backward = 0;
-    if (avgpool_impl_name(i, &name) == AVGPOOL_SUCCESS && avgpool_impl_is_backward(i, &backward) == AVGPOOL_SUCCESS &&
-        backward && std::string(name).rfind(prefix, 0) == 0)
-      names.push_back(name);
-  }
-  return names;
-}
+}  // namespace
+
+std::vector<std::string> impl_names(const std::string& prefix) { return names_of_direction(prefix, false); }
+
+std::vector<std::string> backward_impl_names(const std::string& prefix) { return names_of_direction(prefix, true); }
 
 std::vector<std::string> host_backward_impl_names() {
   std::vector<std::string> names;
@@ -128,14 +122,23 @@ void sprinkle_specials(avgpool_dtype dtype, void* data, int64_t count, double de
     store_double(dtype, data, (int64_t)(rng() % (uint64_t)count), specials[rng() % 3]);
 }
 
-bool element_counts(const avgpool_params& p, int64_t* src_elements, int64_t* dst_elements) {
+PlanSizes plan_sizes(const avgpool_params& p) {
   avgpool_params r = p;
   r.backend = AVGPOOL_BACKEND_REFERENCE;
   avgpool_plan* plan = nullptr;
-  if (avgpool_plan_create(&r, &plan) != AVGPOOL_SUCCESS) return false;
-  avgpool_plan_sizes(plan, src_elements, dst_elements);
+  PlanSizes s;
+  if (avgpool_plan_create(&r, &plan) != AVGPOOL_SUCCESS) return s;
+  avgpool_plan_sizes(plan, &s.src, &s.dst);
+  avgpool_plan_output_dims(plan, s.dims);
   avgpool_plan_destroy(plan);
-  return true;
+  return s;
+}
+
+bool element_counts(const avgpool_params& p, int64_t* src_elements, int64_t* dst_elements) {
+  const PlanSizes s = plan_sizes(p);
+  *src_elements = s.src;
+  *dst_elements = s.dst;
+  return s.src >= 0;
 }
 
 avgpool_status run_reference(const avgpool_params& p, const void* src, void* dst) {
@@ -158,112 +161,77 @@ double ulp_of(avgpool_dtype dtype, double v) {
   return ldexp(1.0, e - digits);
 }
 
-}  // namespace
-
-Mismatch compare_to_reference(const avgpool_params& p, const void* src, const void* got,
-                              const void* ref) {
-  avgpool_plan* plan = nullptr;
+// The comparison both directions share. input is what the direction reads
+// (src, or grad_output); got and ref what it writes. In fast numerics the
+// bound is ulp + terms * 2^-24 * scale * slack, scale from the reference (fast)
+// on |input|: the mean |x| of a window (forward), or sum |g / d| (backward).
+Mismatch compare_dense(const avgpool_params& p, bool backward, const void* input, const void* got,
+                       const void* ref) {
   avgpool_params rp = p;
   rp.backend = AVGPOOL_BACKEND_REFERENCE;
   Mismatch m;
-  if (avgpool_plan_create(&rp, &plan) != AVGPOOL_SUCCESS) {
+  const PlanSizes sizes = plan_sizes(p);
+  if (sizes.src < 0) {
     m.count = -1;
     return m;
   }
-  int64_t src_n = 0, dst_n = 0;
-  avgpool_plan_sizes(plan, &src_n, &dst_n);
+  const int64_t src_n = sizes.src, dst_n = sizes.dst, *dims = sizes.dims;
+  const int64_t in_n = backward ? dst_n : src_n, out_n = backward ? src_n : dst_n;
   const int64_t esize = element_size(p.dtype);
   auto note = [&](int64_t i, double g, double w, double b) {
     if (m.count++ == 0) {
       m.first = i; m.got = g; m.want = w; m.bound = b;
     }
   };
-
   if (p.numerics == AVGPOOL_NUMERICS_PYTORCH) {
-    for (int64_t i = 0; i < dst_n; ++i) {
+    for (int64_t i = 0; i < out_n; ++i) {
       const char* g = static_cast<const char*>(got) + i * esize;
       const char* r = static_cast<const char*>(ref) + i * esize;
       const double gv = load_double(p.dtype, got, i), rv = load_double(p.dtype, ref, i);
       if (memcmp(g, r, (size_t)esize) != 0 && !(isnan(gv) && isnan(rv))) note(i, gv, rv, 0);
     }
-    avgpool_plan_destroy(plan);
     return m;
   }
-
-  // mean|x| per output: the reference (fast) on |src|.
-  std::vector<char> abs_src((size_t)(src_n * esize)), abs_mean((size_t)(dst_n * esize));
-  for (int64_t i = 0; i < src_n; ++i)
-    store_double(p.dtype, abs_src.data(), i, fabs(load_double(p.dtype, src, i)));
+  std::vector<char> abs_in((size_t)(in_n * esize)), scale((size_t)(out_n * esize));
+  for (int64_t i = 0; i < in_n; ++i) store_double(p.dtype, abs_in.data(), i, fabs(load_double(p.dtype, input, i)));
   avgpool_params ap = rp;
   ap.numerics = AVGPOOL_NUMERICS_FAST;
-  avgpool_forward(&ap, abs_src.data(), abs_mean.data(), nullptr);
-  // Terms in one sum: the window clipped to the input (a kernel may exceed
-  // it in ceil mode; kernel_h * kernel_w could overflow int64).
-  const double window = (double)std::min(p.kernel_h, p.h) * (double)std::min(p.kernel_w, p.w);
-  for (int64_t i = 0; i < dst_n; ++i) {
+  double terms, slack;
+  if (backward) {
+    avgpool_backward(&ap, abs_in.data(), scale.data(), nullptr);
+    // The windows one element is in, plus two roundings; 1.01: the scale is
+    // rounded to the dtype.
+    const int64_t sh = p.stride_h ? p.stride_h : p.kernel_h, sw = p.stride_w ? p.stride_w : p.kernel_w;
+    terms = (double)std::min((p.kernel_h + sh - 1) / sh, dims[2]) * (double)std::min((p.kernel_w + sw - 1) / sw, dims[3]) + 2;
+    slack = 1.01;
+  } else {
+    avgpool_forward(&ap, abs_in.data(), scale.data(), nullptr);
+    // Terms in one sum: the window clipped to the input (a kernel may
+    // exceed it in ceil mode; kernel_h * kernel_w could overflow int64).
+    terms = (double)std::min(p.kernel_h, p.h) * (double)std::min(p.kernel_w, p.w);
+    slack = 1.0001;
+  }
+  for (int64_t i = 0; i < out_n; ++i) {
     const double gv = load_double(p.dtype, got, i), rv = load_double(p.dtype, ref, i);
     if (isnan(rv) || isinf(rv) || isnan(gv) || isinf(gv)) {
       if (!(isnan(rv) && isnan(gv)) && gv != rv) note(i, gv, rv, 0);
       continue;
     }
-    const double bound = ulp_of(p.dtype, rv) + window * 0x1.0p-24 *
-                         load_double(p.dtype, abs_mean.data(), i) * 1.0001;
+    const double bound = ulp_of(p.dtype, rv) + terms * 0x1.0p-24 * load_double(p.dtype, scale.data(), i) * slack;
     if (!(fabs(gv - rv) <= bound)) note(i, gv, rv, bound);
   }
-  avgpool_plan_destroy(plan);
   return m;
+}
+
+}  // namespace
+
+Mismatch compare_to_reference(const avgpool_params& p, const void* src, const void* got, const void* ref) {
+  return compare_dense(p, false, src, got, ref);
 }
 
 Mismatch compare_backward_to_reference(const avgpool_params& p, const void* grad_output, const void* got,
                                        const void* ref) {
-  avgpool_plan* plan = nullptr;
-  avgpool_params rp = p;
-  rp.backend = AVGPOOL_BACKEND_REFERENCE;
-  Mismatch m;
-  if (avgpool_plan_create(&rp, &plan) != AVGPOOL_SUCCESS) {
-    m.count = -1;
-    return m;
-  }
-  int64_t src_n = 0, dst_n = 0, dims[4];
-  avgpool_plan_sizes(plan, &src_n, &dst_n);
-  avgpool_plan_output_dims(plan, dims);
-  avgpool_plan_destroy(plan);
-  const int64_t esize = element_size(p.dtype);
-  auto note = [&](int64_t i, double g, double w, double b) {
-    if (m.count++ == 0) {
-      m.first = i; m.got = g; m.want = w; m.bound = b;
-    }
-  };
-  if (p.numerics == AVGPOOL_NUMERICS_PYTORCH) {
-    for (int64_t i = 0; i < src_n; ++i) {
-      const char* g = static_cast<const char*>(got) + i * esize;
-      const char* r = static_cast<const char*>(ref) + i * esize;
-      const double gv = load_double(p.dtype, got, i), rv = load_double(p.dtype, ref, i);
-      if (memcmp(g, r, (size_t)esize) != 0 && !(isnan(gv) && isnan(rv))) note(i, gv, rv, 0);
-    }
-    return m;
-  }
-  // sum|g / d| per element: the reference (fast) on |grad_output|.
-  std::vector<char> abs_g((size_t)(dst_n * esize)), abs_sum((size_t)(src_n * esize));
-  for (int64_t i = 0; i < dst_n; ++i)
-    store_double(p.dtype, abs_g.data(), i, fabs(load_double(p.dtype, grad_output, i)));
-  avgpool_params ap = rp;
-  ap.numerics = AVGPOOL_NUMERICS_FAST;
-  avgpool_backward(&ap, abs_g.data(), abs_sum.data(), nullptr);
-  const int64_t sh = p.stride_h ? p.stride_h : p.kernel_h, sw = p.stride_w ? p.stride_w : p.kernel_w;
-  const double terms = (double)std::min((p.kernel_h + sh - 1) / sh, dims[2]) *
-                       (double)std::min((p.kernel_w + sw - 1) / sw, dims[3]);
-  for (int64_t i = 0; i < src_n; ++i) {
-    const double gv = load_double(p.dtype, got, i), rv = load_double(p.dtype, ref, i);
-    if (isnan(rv) || isinf(rv) || isnan(gv) || isinf(gv)) {
-      if (!(isnan(rv) && isnan(gv)) && gv != rv) note(i, gv, rv, 0);
-      continue;
-    }
-    const double bound =
-        ulp_of(p.dtype, rv) + (terms + 2) * 0x1.0p-24 * load_double(p.dtype, abs_sum.data(), i) * 1.01;  // 1.01: abs_sum is rounded to the dtype
-    if (!(fabs(gv - rv) <= bound)) note(i, gv, rv, bound);
-  }
-  return m;
+  return compare_dense(p, true, grad_output, got, ref);
 }
 
 }  // namespace avgpool_support

@@ -78,6 +78,13 @@ void sprinkle_specials(avgpool_dtype dtype, void* data, int64_t count, double de
 // false if p is refused.
 bool element_counts(const avgpool_params& p, int64_t* src_elements, int64_t* dst_elements);
 
+// Element counts and output dims of p (a reference plan's); src and dst are
+// -1 when p is refused.
+struct PlanSizes {
+  int64_t src = -1, dst = -1, dims[4] = {0, 0, 0, 0};
+};
+PlanSizes plan_sizes(const avgpool_params& p);
+
 // Runs the reference backend for p on host src into host dst.
 avgpool_status run_reference(const avgpool_params& p, const void* src, void* dst);
 

@@ -75,6 +75,20 @@ bool is_poisoned(const void* data, int64_t bytes) {
   return true;
 }
 
+int64_t count_poisoned_elements(const void* data, int64_t count, int64_t esize) {
+  const unsigned char* p = static_cast<const unsigned char*>(data);
+  int64_t poisoned = 0;
+#if defined(_OPENMP)
+#pragma omp parallel for reduction(+ : poisoned) schedule(static)
+#endif
+  for (int64_t i = 0; i < count; ++i) {
+    bool all = true;
+    for (int64_t b = 0; b < esize; ++b) all = all && p[i * esize + b] == kPoisonByte;
+    poisoned += all;
+  }
+  return poisoned;
+}
+
 int64_t ulp_distance_f32(float a, float b) {
   if (isnan(a) || isnan(b)) return (isnan(a) && isnan(b)) ? 0 : INT64_MAX;
   int32_t ia, ib;

@@ -32,6 +32,9 @@ void poison(void* data, int64_t bytes);
 // True if every byte of data still holds the poison pattern.
 bool is_poisoned(const void* data, int64_t bytes);
 constexpr unsigned char kPoisonByte = 0xA5;
+// Elements (esize bytes each) of data that still hold the poison pattern
+// (in parallel: for tensors of billions of elements).
+int64_t count_poisoned_elements(const void* data, int64_t count, int64_t esize);
 
 // Distance in float32 units in the last place between a and b (0 when
 // bitwise equal or both NaN); a huge value when one is NaN.

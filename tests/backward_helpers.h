@@ -38,6 +38,13 @@ struct GuardedBuffer {
   }
 };
 
+// Element counts and output dims of valid p (the test stops if p is refused).
+inline avgpool_support::PlanSizes sizes_of(const avgpool_params& p) {
+  const avgpool_support::PlanSizes s = avgpool_support::plan_sizes(p);
+  REQUIRE(s.src >= 0);
+  return s;
+}
+
 // The backend an implementation name belongs to.
 inline avgpool_backend backend_of_impl(const std::string& impl) {
   if (impl.rfind("cpu:", 0) == 0) return AVGPOOL_BACKEND_CPU;

@@ -26,26 +26,11 @@ using namespace avgpool_support;
 
 namespace {
 
-struct Sizes {
-  int64_t src = 0, dst = 0, dims[4] = {0, 0, 0, 0};
-};
-
-Sizes sizes_of(const avgpool_params& p) {
-  avgpool_params r = p;
-  r.backend = AVGPOOL_BACKEND_REFERENCE;
-  avgpool_plan* plan = nullptr;
-  Sizes s;
-  REQUIRE(avgpool_plan_create(&r, &plan) == AVGPOOL_SUCCESS);
-  avgpool_plan_sizes(plan, &s.src, &s.dst);
-  avgpool_plan_output_dims(plan, s.dims);
-  avgpool_plan_destroy(plan);
-  return s;
-}
 
 // Checks every backward implementation that accepts p on grad_output
 // against the reference; returns how many ran.
 int check_backward_impls(const avgpool_params& p, const void* grad_output) {
-  const Sizes s = sizes_of(p);
+  const PlanSizes s = sizes_of(p);
   std::vector<unsigned char> ref((size_t)(s.src * element_size(p.dtype)));
   REQUIRE(run_reference_backward(p, grad_output, ref.data()) == AVGPOOL_SUCCESS);
   int ran = 0;
@@ -123,7 +108,7 @@ TEST_CASE("adjoint identity: sum(forward(x) * g) == sum(x * backward(g)) on ever
   for (int iter = 0; iter < 80; ++iter) {
     avgpool_params p = random_params(rng, lim);
     p.dtype = AVGPOOL_DTYPE_F64;
-    const Sizes s = sizes_of(p);
+    const PlanSizes s = sizes_of(p);
     std::vector<double> x((size_t)s.src), g((size_t)s.dst), y((size_t)s.dst), gin((size_t)s.src);
     fill_random(AVGPOOL_DTYPE_F64, x.data(), s.src, 100 + iter, -1.0, 1.0);
     fill_random(AVGPOOL_DTYPE_F64, g.data(), s.dst, 900 + iter, -1.0, 1.0);
@@ -160,7 +145,7 @@ TEST_CASE("random configurations: every backward implementation, dtype, layout a
   int ran = 0;
   for (int iter = 0; iter < 150; ++iter) {
     avgpool_params p = random_params(rng, lim);
-    const Sizes s = sizes_of(p);
+    const PlanSizes s = sizes_of(p);
     std::vector<unsigned char> g((size_t)(s.dst * element_size(p.dtype)));
     fill_random(p.dtype, g.data(), s.dst, (uint64_t)iter, -2.0, 3.0);
     ran += check_backward_impls(p, g.data());
@@ -205,7 +190,7 @@ TEST_CASE("backward kernel paths: column blocks, long kernels, many channels, st
             p.layout = (avgpool_layout)layout;
             p.numerics = (avgpool_numerics)numerics;
             CAPTURE(describe(p));
-            const Sizes sz = sizes_of(p);
+            const PlanSizes sz = sizes_of(p);
             std::vector<unsigned char> g((size_t)(sz.dst * element_size(p.dtype)));
             fill_random(p.dtype, g.data(), sz.dst, 7, -1.0, 1.0);
             CHECK(check_backward_impls(p, g.data()) >= 2);
@@ -222,7 +207,7 @@ TEST_CASE("backward: grad_input fully overwritten, deterministic across runs and
   lim.max_c = 20;
   for (int iter = 0; iter < 12; ++iter) {
     avgpool_params p = random_params(rng, lim);
-    const Sizes s = sizes_of(p);
+    const PlanSizes s = sizes_of(p);
     const int64_t es = element_size(p.dtype);
     std::vector<unsigned char> g((size_t)(s.dst * es));
     fill_random(p.dtype, g.data(), s.dst, (uint64_t)iter, -1.0, 1.0);
@@ -260,7 +245,7 @@ TEST_CASE("backward: several threads on one plan give the single-threaded bytes"
     q.backend = backend_of_impl(impl);
     avgpool_plan* plan = nullptr;
     REQUIRE(avgpool_plan_create_with_impls(&q, nullptr, impl.c_str(), &plan) == AVGPOOL_SUCCESS);
-    const Sizes s = sizes_of(q);
+    const PlanSizes s = sizes_of(q);
     std::vector<float> g((size_t)s.dst), want((size_t)s.src);
     fill_random(AVGPOOL_DTYPE_F32, g.data(), s.dst, 5, -1.0, 1.0);
     REQUIRE(avgpool_plan_backward(plan, g.data(), want.data(), nullptr) == AVGPOOL_SUCCESS);
@@ -288,7 +273,7 @@ TEST_CASE("backward: NaN and Inf in grad_output propagate as in PyTorch") {
   int64_t specials = 0;
   for (int iter = 0; iter < 120; ++iter) {
     avgpool_params p = random_params(rng, lim);
-    const Sizes s = sizes_of(p);
+    const PlanSizes s = sizes_of(p);
     const int64_t es = element_size(p.dtype);
     std::vector<unsigned char> g((size_t)(s.dst * es)), ref((size_t)(s.src * es));
     fill_random(p.dtype, g.data(), s.dst, (uint64_t)iter, -4.0, 4.0);
@@ -328,7 +313,7 @@ TEST_CASE("backward: bad calls fail with a message naming the argument and leave
     p.backend = b;
     avgpool_plan* plan = nullptr;
     REQUIRE(avgpool_plan_create(&p, &plan) == AVGPOOL_SUCCESS);
-    const Sizes s = sizes_of(p);
+    const PlanSizes s = sizes_of(p);
     std::vector<float> g((size_t)s.dst + 1, 1.0f);
     std::vector<float> gin((size_t)s.src + 16);
     poison(gin.data(), (int64_t)gin.size() * 4);
@@ -419,7 +404,7 @@ TEST_CASE("avgpool_reference_grad_inputs: checks its arguments, agrees with the 
         p.layout = (avgpool_layout)layout;
         p.numerics = (avgpool_numerics)numerics;
         p.backend = AVGPOOL_BACKEND_CPU;
-        const Sizes s = sizes_of(p);
+        const PlanSizes s = sizes_of(p);
         const int64_t es = element_size(p.dtype);
         std::vector<unsigned char> g((size_t)(s.dst * es)), gin((size_t)(s.src * es));
         fill_random(p.dtype, g.data(), s.dst, 17, -1.0, 1.0);
@@ -443,7 +428,7 @@ TEST_CASE("avgpool_reference_grad_inputs: checks its arguments, agrees with the 
   p.layout = AVGPOOL_LAYOUT_NCHW;
   avgpool_plan* plan = nullptr;
   REQUIRE(avgpool_plan_create(&p, &plan) == AVGPOOL_SUCCESS);
-  const Sizes s = sizes_of(p);
+  const PlanSizes s = sizes_of(p);
   std::vector<float> g((size_t)s.dst, 1.0f);
   int64_t idx[2] = {0, s.src - 1};
   double values[2] = {-7, -7};

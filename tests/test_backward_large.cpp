@@ -30,16 +30,6 @@ constexpr int64_t kPlanes = 2;
 constexpr uint64_t kSeed = 77;
 constexpr int kRange = 8;
 
-int64_t count_poisoned_f16(const uint16_t* d, int64_t n) {
-  const uint16_t poison_value = (uint16_t)(kPoisonByte | (kPoisonByte << 8));
-  int64_t bad = 0;
-#if defined(_OPENMP)
-#pragma omp parallel for reduction(+ : bad) schedule(static)
-#endif
-  for (int64_t i = 0; i < n; ++i) bad += d[i] == poison_value;
-  return bad;
-}
-
 struct Case {
   const char* name;
   int64_t k, s, pad;
@@ -91,7 +81,7 @@ void run_case(const Case& cs, uint16_t* gin) {
                     avgpool_last_error_message());
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     MESSAGE(case_name << " on " << impl << ": " << src_n << " grad_input elements in " << secs << " s");
-    CHECK(count_poisoned_f16(gin, src_n) == 0);
+    CHECK(count_poisoned_elements(gin, src_n, 2) == 0);
 
     std::vector<int64_t> idx;
     const int64_t plane = kSide * kSide, last = (kPlanes - 1) * plane;

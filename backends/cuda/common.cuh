@@ -263,5 +263,25 @@ template <typename F> avgpool_status for_problem_types(const Problem& q, F&& f) 
   return dispatch_dtype_flag(q.dtype, q.numerics == AVGPOOL_NUMERICS_PYTORCH, static_cast<F&&>(f));
 }
 
+// The init of a bulk-copy implementation (sm_90 and up, bulk_copy.cuh):
+// plan(q, device, &args, &smem, why) sizes its ring of shared-memory stages
+// (or declines), then pick(T{}, pytorch_flag, config, smem) chooses the kernel for
+// the problem's types. Pointers must be src_align / dst_align aligned.
+template <class Args, class Pick>
+avgpool_status init_bulk_copy(const char* name, const Problem& q, const DeviceInfo& device, int64_t src_align,
+                              int64_t dst_align, ConfigPtr* config, Decline* why,
+                              avgpool_status (*plan)(const Problem&, const DeviceInfo&, Args*, int64_t*, Decline*),
+                              Pick&& pick) {
+  if (require_bulk_copy(name, device, why) != AVGPOOL_SUCCESS) return why->status;
+  auto c = new_config<Args>(q, device);
+  c->bulk_copy = true;
+  c->src_align = src_align;
+  c->dst_align = dst_align;
+  int64_t smem = 0;
+  if (plan(q, device, &c->args, &smem, why) != AVGPOOL_SUCCESS) return why->status;
+  const avgpool_status s = for_problem_types(q, [&](auto zero, auto pyt) { return pick(zero, pyt, c.get(), smem); });
+  return hand_over(s, std::move(c), config);
+}
+
 }  // namespace cuda
 }  // namespace avgpool

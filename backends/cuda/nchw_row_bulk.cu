@@ -386,21 +386,17 @@ avgpool_status plan_items(const Problem& q, const DeviceInfo& device, RowsArgs* 
 }
 
 avgpool_status init(const Problem& q, const DeviceInfo& device, ConfigPtr* config, Decline* why) {
-  if (require_bulk_copy(kName, device, why) != AVGPOOL_SUCCESS) return why->status;
   if (q.layout != AVGPOOL_LAYOUT_NCHW) return decline(why, AVGPOOL_ERROR_UNSUPPORTED, "%s is NCHW only", kName);
-  auto c = new_config<RowsArgs>(q, device);
-  c->bulk_copy = true;
-  int64_t smem = 0;
-  if (plan_items(q, device, &c->args, &smem, why) != AVGPOOL_SUCCESS) return why->status;
-  const avgpool_status s =
-      for_problem_types(q, [&](auto zero, auto pyt) {
+  // The producer stores unaligned heads and tails itself: any pointer.
+  return init_bulk_copy<RowsArgs>(
+      kName, q, device, 1, 1, config, why, plan_items,
+      [&](auto zero, auto pyt, KernelConfig<RowsArgs>* c, int64_t smem) {
         using T = decltype(zero);
         return dispatch_k<2, 3, 4, 5, 7, 11>(q.kh == q.kw ? q.kh : 0, [&](auto k) {
           return use_kernel<RowsArgs, T, nchw_rows_kernel<T, decltype(k)::value, decltype(pyt)::value>>(
-              c.get(), "nchw_rows_kernel", kThreads, smem, GridShape{c->args.items, true}, device, why);
+              c, "nchw_rows_kernel", kThreads, smem, GridShape{c->args.items, true}, device, why);
         });
       });
-  return hand_over(s, std::move(c), config);
 }
 
 }  // namespace

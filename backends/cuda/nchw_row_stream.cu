@@ -329,16 +329,12 @@ avgpool_status choose_kernel(KernelConfig<StreamArgs>* c, int64_t smem, const De
 }
 
 avgpool_status init(const Problem& q, const DeviceInfo& device, ConfigPtr* config, Decline* why) {
-  if (require_bulk_copy(kName, device, why) != AVGPOOL_SUCCESS) return why->status;
-  auto c = new_config<StreamArgs>(q, device);
-  c->bulk_copy = true;
-  int64_t smem = 0;
-  if (plan_ring(q, device, &c->args, &smem, why) != AVGPOOL_SUCCESS) return why->status;
-  c->src_align = 16;  // bulk copies of whole rows
-  const avgpool_status s = for_problem_types(q, [&](auto zero, auto pyt) {
-    return choose_kernel<decltype(zero), decltype(pyt)::value>(c.get(), smem, device, why);
-  });
-  return hand_over(s, std::move(c), config);
+  // Bulk copies of whole rows: 16-byte aligned sources.
+  return init_bulk_copy<StreamArgs>(
+      kName, q, device, 16, 1, config, why, plan_ring,
+      [&](auto zero, auto pyt, KernelConfig<StreamArgs>* c, int64_t smem) {
+        return choose_kernel<decltype(zero), decltype(pyt)::value>(c, smem, device, why);
+      });
 }
 
 }  // namespace

@@ -369,17 +369,12 @@ avgpool_status choose_kernel(KernelConfig<NhwcStreamArgs>* c, int64_t smem, cons
 }
 
 avgpool_status init(const Problem& q, const DeviceInfo& device, ConfigPtr* config, Decline* why) {
-  if (require_bulk_copy(kName, device, why) != AVGPOOL_SUCCESS) return why->status;
-  auto c = new_config<NhwcStreamArgs>(q, device);
-  c->bulk_copy = true;
-  int64_t smem = 0;
-  if (plan_tiles(q, device, &c->args, &smem, why) != AVGPOOL_SUCCESS) return why->status;
-  c->src_align = 16;  // bulk copies of pixel runs
-  c->dst_align = 16;  // 16-byte stores
-  const avgpool_status s = for_problem_types(q, [&](auto zero, auto pyt) {
-    return choose_kernel<decltype(zero), decltype(pyt)::value>(c.get(), smem, device, why);
-  });
-  return hand_over(s, std::move(c), config);
+  // Bulk copies of pixel runs, 16-byte stores.
+  return init_bulk_copy<NhwcStreamArgs>(
+      kName, q, device, 16, 16, config, why, plan_tiles,
+      [&](auto zero, auto pyt, KernelConfig<NhwcStreamArgs>* c, int64_t smem) {
+        return choose_kernel<decltype(zero), decltype(pyt)::value>(c, smem, device, why);
+      });
 }
 
 }  // namespace

@@ -25,17 +25,20 @@ namespace gpu_test {
 // The CUDA implementations of one direction this build registers (names
 // starting "cuda:"), in dispatch order.
 inline std::vector<std::string> cuda_impl_names_of(bool backward) {
-  std::vector<std::string> names;
-  int64_t count = 0;
-  avgpool_impl_count(&count);
-  for (int64_t i = 0; i < count; ++i) {
-    const char* name = nullptr;
-    int is_backward = 0;
-    if (avgpool_impl_name(i, &name) == AVGPOOL_SUCCESS && avgpool_impl_is_backward(i, &is_backward) == AVGPOOL_SUCCESS &&
-        (is_backward != 0) == backward && strncmp(name, "cuda:", 5) == 0)
-      names.push_back(name);
-  }
-  return names;
+  return backward ? avgpool_support::backward_impl_names("cuda:") : avgpool_support::impl_names("cuda:");
+}
+
+// AVGPOOL_GPU_TEST_QUICK=1: the short runs compute-sanitizer can afford.
+inline bool quick() {
+  const char* e = getenv("AVGPOOL_GPU_TEST_QUICK");
+  return e != nullptr && atoi(e) != 0;
+}
+
+// Random configurations a suite draws: AVGPOOL_GPU_TEST_CONFIGS, else
+// `quick_count` in quick runs and `full_count` otherwise.
+inline int configs_to_run(int full_count, int quick_count) {
+  const char* e = getenv("AVGPOOL_GPU_TEST_CONFIGS");
+  return e != nullptr ? atoi(e) : quick() ? quick_count : full_count;
 }
 // The compute capability (10 * major + minor) plans on the current device
 // see: the device's own, lowered by AVGPOOL_CUDA_TREAT_AS_SM when that names

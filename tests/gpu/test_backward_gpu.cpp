@@ -37,6 +37,7 @@
 #include <sstream>
 
 #include "check.h"
+#include "../backward_helpers.h"
 #include "gpu_helpers.h"
 #include "tensor_util.h"
 
@@ -45,15 +46,6 @@ using namespace gpu_test;
 
 namespace {
 
-bool quick() {
-  const char* e = getenv("AVGPOOL_GPU_TEST_QUICK");
-  return e != nullptr && atoi(e) != 0;
-}
-
-int configs_to_run() {
-  const char* e = getenv("AVGPOOL_GPU_TEST_CONFIGS");
-  return e != nullptr ? atoi(e) : quick() ? 40 : 600;
-}
 
 int64_t stride_h_of(const avgpool_params& p) { return p.stride_h != 0 ? p.stride_h : p.kernel_h; }
 int64_t stride_w_of(const avgpool_params& p) { return p.stride_w != 0 ? p.stride_w : p.kernel_w; }
@@ -63,20 +55,6 @@ bool windows_overlap(const avgpool_params& p) {
 }
 
 // Element counts and output dims of p (a reference plan's).
-struct Sizes {
-  int64_t gin = 0, gout = 0, dims[4] = {0, 0, 0, 0};
-};
-Sizes sizes_of(const avgpool_params& p) {
-  avgpool_params r = p;
-  r.backend = AVGPOOL_BACKEND_REFERENCE;
-  avgpool_plan* plan = nullptr;
-  Sizes s;
-  REQUIRE(avgpool_plan_create(&r, &plan) == AVGPOOL_SUCCESS);
-  avgpool_plan_sizes(plan, &s.gin, &s.gout);
-  avgpool_plan_output_dims(plan, s.dims);
-  avgpool_plan_destroy(plan);
-  return s;
-}
 
 // The reference backward of p on host grad_output, in p's numerics.
 void reference_backward(const avgpool_params& p, const void* gout, void* gin) {
@@ -156,7 +134,7 @@ bool fast_ok(avgpool_dtype dtype, double got, double want, double abs_sum, doubl
 // Compares got (a dense grad_input of p on host) with the reference: ref_pyt
 // (the reference in pytorch numerics) bitwise, or fast's bound.
 GradMismatch compare_grad(const avgpool_params& p, const void* gout, const void* got, const void* ref_pyt) {
-  const Sizes s = sizes_of(p);
+  const PlanSizes s = sizes_of(p);
   const int64_t es = element_size(p.dtype);
   GradMismatch m;
   auto note = [&](int64_t i, double g, double w, double b) {
@@ -165,17 +143,17 @@ GradMismatch compare_grad(const avgpool_params& p, const void* gout, const void*
     }
   };
   if (p.numerics == AVGPOOL_NUMERICS_PYTORCH) {
-    for (int64_t i = 0; i < s.gin; ++i) {
+    for (int64_t i = 0; i < s.src; ++i) {
       const double g = load_double(p.dtype, got, i), r = load_double(p.dtype, ref_pyt, i);
       if (memcmp((const char*)got + i * es, (const char*)ref_pyt + i * es, (size_t)es) != 0 && !(isnan(g) && isnan(r)))
         note(i, g, r, 0);
     }
     return m;
   }
-  const std::vector<double> want = reference_f64(p, gout, s.gout, s.gin, false);
-  const std::vector<double> abs_sum = reference_f64(p, gout, s.gout, s.gin, true);
+  const std::vector<double> want = reference_f64(p, gout, s.dst, s.src, false);
+  const std::vector<double> abs_sum = reference_f64(p, gout, s.dst, s.src, true);
   const double terms = max_terms(p, s.dims);
-  for (int64_t i = 0; i < s.gin; ++i) {
+  for (int64_t i = 0; i < s.src; ++i) {
     double bound = 0;
     const double g = load_double(p.dtype, got, i);
     if (!fast_ok(p.dtype, g, want[(size_t)i], abs_sum[(size_t)i], terms, &bound)) note(i, g, want[(size_t)i], bound);
@@ -285,11 +263,11 @@ void print_counts(const char* what, const std::map<std::string, int>& counts) {
 // counts runs and declines per implementation.
 void check_all_backward(const avgpool_params& p, const void* gout, std::map<std::string, int>* runs,
                         std::map<std::string, int>* declined, std::mt19937_64& rng, bool check_determinism) {
-  const Sizes s = sizes_of(p);
+  const PlanSizes s = sizes_of(p);
   const int64_t es = element_size(p.dtype);
   std::vector<char> ref;
   if (p.numerics == AVGPOOL_NUMERICS_PYTORCH) {
-    ref.resize((size_t)(s.gin * es));
+    ref.resize((size_t)(s.src * es));
     reference_backward(p, gout, ref.data());
   }
   for (const std::string& name : cuda_backward_impl_names()) {
@@ -372,11 +350,11 @@ TEST_CASE("backward: the CUDA backward implementations are listed; AUTO picks by
 TEST_CASE("backward: random configurations on every CUDA backward implementation against the reference") {
   std::mt19937_64 rng(20261201);
   std::map<std::string, int> runs, declined;
-  const int count = configs_to_run();
+  const int count = configs_to_run(600, 40);
   for (int i = 0; i < count; ++i) {
     const avgpool_params p = random_backward_params(rng);
-    const Sizes s = sizes_of(p);
-    const std::vector<char> gout = random_grad_output(p, s.gout, rng, (int)(rng() % 4));
+    const PlanSizes s = sizes_of(p);
+    const std::vector<char> gout = random_grad_output(p, s.dst, rng, (int)(rng() % 4));
     check_all_backward(p, gout.data(), &runs, &declined, rng, i % 8 == 0);
   }
   printf("backward random configurations: %d\n", count);
@@ -427,8 +405,8 @@ TEST_CASE("backward: targeted shapes (seed-like rows, the generic suite's window
           p.layout = (avgpool_layout)lay;
           p.numerics = (avgpool_numerics)num;
           p.backend = AVGPOOL_BACKEND_CUDA;
-          const Sizes s = sizes_of(p);
-          const std::vector<char> gout = random_grad_output(p, s.gout, rng, dt % 3);
+          const PlanSizes s = sizes_of(p);
+          const std::vector<char> gout = random_grad_output(p, s.dst, rng, dt % 3);
           check_all_backward(p, gout.data(), &runs, &declined, rng, false);
         }
   print_counts("backward targeted runs", runs);
@@ -438,13 +416,13 @@ TEST_CASE("backward: targeted shapes (seed-like rows, the generic suite's window
 TEST_CASE("backward: NaN and Inf in grad_output, every CUDA backward implementation") {
   std::mt19937_64 rng(57);
   std::map<std::string, int> runs, declined;
-  const int count = configs_to_run() / 4;
+  const int count = configs_to_run(600, 40) / 4;
   for (int i = 0; i < count; ++i) {
     avgpool_params p = random_backward_params(rng);
-    const Sizes s = sizes_of(p);
-    std::vector<char> gout((size_t)(s.gout * element_size(p.dtype)));
-    fill_random(p.dtype, gout.data(), s.gout, rng(), -4.0, 4.0);
-    sprinkle_specials(p.dtype, gout.data(), s.gout, std::vector<double>{0.002, 0.02, 0.1, 0.4}[(size_t)i % 4], rng);
+    const PlanSizes s = sizes_of(p);
+    std::vector<char> gout((size_t)(s.dst * element_size(p.dtype)));
+    fill_random(p.dtype, gout.data(), s.dst, rng(), -4.0, 4.0);
+    sprinkle_specials(p.dtype, gout.data(), s.dst, std::vector<double>{0.002, 0.02, 0.1, 0.4}[(size_t)i % 4], rng);
     check_all_backward(p, gout.data(), &runs, &declined, rng, false);
   }
   print_counts("backward NaN/Inf runs", runs);
@@ -465,8 +443,8 @@ TEST_CASE("backward: NHWC equals NCHW element for element (pytorch numerics, wit
     if (!element_counts(p, &sn, &dn)) continue;
     p.numerics = AVGPOOL_NUMERICS_PYTORCH;
     p.layout = AVGPOOL_LAYOUT_NCHW;
-    const Sizes s = sizes_of(p);
-    const std::vector<char> gout = random_grad_output(p, s.gout, rng, (int)(rng() % 3));
+    const PlanSizes s = sizes_of(p);
+    const std::vector<char> gout = random_grad_output(p, s.dst, rng, (int)(rng() % 3));
     const int64_t es = element_size(p.dtype);
     const int64_t in_dims[4] = {p.n, p.c, p.h, p.w};
     avgpool_params q = p;
@@ -501,15 +479,15 @@ TEST_CASE("backward: elements no window covers are +0; -0 gradients give +0 (PyT
           p.padding_h = p.padding_w = pad;
           p.dtype = (avgpool_dtype)dt; p.layout = layout; p.numerics = num;
           p.backend = AVGPOOL_BACKEND_CUDA;
-          const Sizes s = sizes_of(p);
+          const PlanSizes s = sizes_of(p);
           const int64_t es = element_size(p.dtype);
           for (double value : {-0.0, -1.0, (double)NAN}) {
-            std::vector<char> gout((size_t)(s.gout * es));
-            for (int64_t i = 0; i < s.gout; ++i) store_double(p.dtype, gout.data(), i, value);
-            std::vector<char> cover((size_t)(s.gin * es));  // the reference on ones: which elements a window holds
+            std::vector<char> gout((size_t)(s.dst * es));
+            for (int64_t i = 0; i < s.dst; ++i) store_double(p.dtype, gout.data(), i, value);
+            std::vector<char> cover((size_t)(s.src * es));  // the reference on ones: which elements a window holds
             {
-              std::vector<char> ones((size_t)(s.gout * es));
-              for (int64_t i = 0; i < s.gout; ++i) store_double(p.dtype, ones.data(), i, 1.0);
+              std::vector<char> ones((size_t)(s.dst * es));
+              for (int64_t i = 0; i < s.dst; ++i) store_double(p.dtype, ones.data(), i, 1.0);
               reference_backward(p, ones.data(), cover.data());
             }
             for (const std::string& name : cuda_backward_impl_names()) {
@@ -517,7 +495,7 @@ TEST_CASE("backward: elements no window covers are +0; -0 gradients give +0 (PyT
               REQUIRE_MESSAGE(r.status == AVGPOOL_SUCCESS, r.message);
               INFO(name << " " << describe(p) << " grad_output " << value);
               int64_t bad = 0, zeros = 0;
-              for (int64_t i = 0; i < s.gin; ++i) {
+              for (int64_t i = 0; i < s.src; ++i) {
                 const double g = load_double(p.dtype, r.gin.data(), i);
                 const bool covered = load_double(p.dtype, cover.data(), i) != 0;
                 if (!covered || value == 0) {
@@ -550,10 +528,10 @@ TEST_CASE("backward: element-aligned pointers that are not 16-byte aligned, on s
         p.dtype = (avgpool_dtype)dt; p.layout = layout;
         p.numerics = AVGPOOL_NUMERICS_PYTORCH;
         p.backend = AVGPOOL_BACKEND_CUDA;
-        const Sizes s = sizes_of(p);
+        const PlanSizes s = sizes_of(p);
         const int64_t es = element_size(p.dtype);
-        const std::vector<char> gout = random_grad_output(p, s.gout, rng, 0);
-        std::vector<char> ref((size_t)(s.gin * es));
+        const std::vector<char> gout = random_grad_output(p, s.dst, rng, 0);
+        std::vector<char> ref((size_t)(s.src * es));
         reference_backward(p, gout.data(), ref.data());
         for (const std::string& name : cuda_backward_impl_names())
           for (int64_t go : {int64_t(0), es})
@@ -582,8 +560,8 @@ TEST_CASE("backward: determinism and streams (two runs, a non-default stream, bi
     p.kernel_h = p.kernel_w = k; p.stride_h = p.stride_w = k == 2 ? 2 : 1; p.padding_h = p.padding_w = k / 2;
     p.numerics = AVGPOOL_NUMERICS_FAST;
     p.backend = AVGPOOL_BACKEND_CUDA;
-    const Sizes s = sizes_of(p);
-    const std::vector<char> gout = random_grad_output(p, s.gout, rng, 1);
+    const PlanSizes s = sizes_of(p);
+    const std::vector<char> gout = random_grad_output(p, s.dst, rng, 1);
     for (const std::string& name : cuda_backward_impl_names()) {
       GradRun a = run_backward(p, name.c_str(), gout.data(), 0, 0, 1, stream);
       if (a.status == AVGPOOL_ERROR_UNSUPPORTED) continue;
@@ -616,10 +594,10 @@ TEST_CASE("backward: bad calls are refused and write nothing") {
     REQUIRE(avgpool_plan_create_with_impls(&q, nullptr, name, &plan) == AVGPOOL_SUCCESS);
     INFO(name);
     // host pointers
-    std::vector<float> gout_h((size_t)qs.gout, 1.0f), gin_h((size_t)qs.gin, 7.0f);
+    std::vector<float> gout_h((size_t)qs.dst, 1.0f), gin_h((size_t)qs.src, 7.0f);
     void *gout_d = nullptr, *gin_d = nullptr;
-    CUDA_OK(cudaMalloc(&gout_d, (size_t)(qs.gout * 4)));
-    CUDA_OK(cudaMalloc(&gin_d, (size_t)(qs.gin + qs.gout) * 4));
+    CUDA_OK(cudaMalloc(&gout_d, (size_t)(qs.dst * 4)));
+    CUDA_OK(cudaMalloc(&gin_d, (size_t)(qs.src + qs.dst) * 4));
     CHECK(avgpool_plan_backward(plan, gout_h.data(), gin_d, nullptr) == AVGPOOL_ERROR_INVALID_ARGUMENT);
     CHECK(std::string(avgpool_last_error_message()).find("not device memory") != std::string::npos);
     CHECK(avgpool_plan_backward(plan, gout_d, gin_h.data(), nullptr) == AVGPOOL_ERROR_INVALID_ARGUMENT);
@@ -628,7 +606,7 @@ TEST_CASE("backward: bad calls are refused and write nothing") {
     CHECK(avgpool_plan_backward(plan, nullptr, gin_d, nullptr) == AVGPOOL_ERROR_INVALID_ARGUMENT);
     CHECK(avgpool_plan_backward(plan, gout_d, nullptr, nullptr) == AVGPOOL_ERROR_INVALID_ARGUMENT);
     CHECK(avgpool_plan_backward(plan, (char*)gout_d + 2, gin_d, nullptr) == AVGPOOL_ERROR_INVALID_ARGUMENT);
-    CHECK(avgpool_plan_backward(plan, gin_d, (char*)gin_d + 4 * qs.gout - 4, nullptr) ==
+    CHECK(avgpool_plan_backward(plan, gin_d, (char*)gin_d + 4 * qs.dst - 4, nullptr) ==
           AVGPOOL_ERROR_INVALID_ARGUMENT);
     CHECK(std::string(avgpool_last_error_message()).find("overlap") != std::string::npos);
     cudaFree(gout_d);
@@ -816,15 +794,15 @@ TEST_CASE("backward of overlapping windows with grad_input of 2^32 elements (f16
   p.kernel_h = p.kernel_w = 3; p.stride_h = p.stride_w = 2; p.padding_h = p.padding_w = 1; p.ceil_mode = 1;
   p.dtype = AVGPOOL_DTYPE_F16;
   p.backend = AVGPOOL_BACKEND_CUDA;
-  const Sizes s = sizes_of(p);
-  REQUIRE(s.gin == (int64_t(1) << 32));
-  DeviceBuffer gin((size_t)(s.gin * 2 + kTail)), gout((size_t)(s.gout * 2));
+  const PlanSizes s = sizes_of(p);
+  REQUIRE(s.src == (int64_t(1) << 32));
+  DeviceBuffer gin((size_t)(s.src * 2 + kTail)), gout((size_t)(s.dst * 2));
   if (gin.p == nullptr || gout.p == nullptr) {
     MESSAGE("skipped: not enough device memory (11 GB)");
     return;
   }
-  std::vector<uint16_t> g_nchw((size_t)s.gout);
-  fill_random(AVGPOOL_DTYPE_F16, g_nchw.data(), s.gout, 99, -4.0, 4.0);
+  std::vector<uint16_t> g_nchw((size_t)s.dst);
+  fill_random(AVGPOOL_DTYPE_F16, g_nchw.data(), s.dst, 99, -4.0, 4.0);
   for (avgpool_layout layout : {AVGPOOL_LAYOUT_NCHW, AVGPOOL_LAYOUT_NHWC}) {
     p.layout = layout;
     std::vector<char> g_host;
@@ -833,7 +811,7 @@ TEST_CASE("backward of overlapping windows with grad_input of 2^32 elements (f16
       g_host = relayout(g_nchw.data(), s.dims, 2, AVGPOOL_LAYOUT_NCHW, AVGPOOL_LAYOUT_NHWC);
       g_ptr = g_host.data();
     }
-    CUDA_OK(cudaMemcpy(gout.p, g_ptr, (size_t)(s.gout * 2), cudaMemcpyHostToDevice));
+    CUDA_OK(cudaMemcpy(gout.p, g_ptr, (size_t)(s.dst * 2), cudaMemcpyHostToDevice));
     for (avgpool_numerics num : {AVGPOOL_NUMERICS_FAST, AVGPOOL_NUMERICS_PYTORCH}) {
       p.numerics = num;
       const std::string name = run_and_sample(p, nullptr, g_ptr, gout.p, gin.p);

@@ -28,15 +28,6 @@ namespace {
 
 // AVGPOOL_GPU_TEST_QUICK=1 (for compute-sanitizer): every 8th golden case,
 // 60 random configurations, targeted shapes in f32 only.
-bool quick() {
-  const char* e = getenv("AVGPOOL_GPU_TEST_QUICK");
-  return e != nullptr && atoi(e) != 0;
-}
-
-int configs_to_run() {
-  const char* e = getenv("AVGPOOL_GPU_TEST_CONFIGS");
-  return e != nullptr ? atoi(e) : quick() ? 60 : 1200;
-}
 
 // Runs every CUDA implementation that accepts p on src and checks it against
 // the reference; counts runs per implementation. Returns the number of
@@ -278,7 +269,7 @@ TEST_CASE("every golden case on every CUDA implementation") {
 TEST_CASE("random configurations against the reference") {
   std::mt19937_64 rng(20261129);
   std::map<std::string, int> runs;
-  const int count = configs_to_run();
+  const int count = configs_to_run(1200, 60);
   int configs = 0;
   for (int i = 0; i < count; ++i) {
     RandomParamsLimits lim;
@@ -467,7 +458,7 @@ TEST_CASE("random NaN/Inf placements: every CUDA implementation agrees with the 
   // tests/test_nan_inf.cpp for its oracle).
   std::mt19937_64 rng(56);
   std::map<std::string, int> runs;
-  const int count = configs_to_run() / 4;
+  const int count = configs_to_run(1200, 60) / 4;
   for (int i = 0; i < count; ++i) {
     RandomParamsLimits lim;
     lim.max_hw = 24;
