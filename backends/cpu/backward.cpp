@@ -72,32 +72,14 @@ struct BackwardConfig : Config {
   std::vector<double> div_double;
 };
 
-// Divisor values per distinct row pattern, as the kernels use them (see
-// BackwardJob::div_values). A row's divisors depend on its window only
-// through padded_len and end - begin, so rows with equal lengths share one.
+// Divisor values as the kernels use them (see BackwardJob::div_values):
+// reciprocals in fast numerics, PyTorch CUDA's rounded divisor for 2-byte
+// types, else the divisor.
 template <class A, class T>
-void build_divisors(const Problem& q, std::vector<A>* table, std::vector<int32_t>* row_of) {
-  struct Key { int64_t padded, count; };
-  std::vector<Key> keys;
-  row_of->resize((size_t)q.oh);
-  for (int64_t oy = 0; oy < q.oh; ++oy) {
-    const AxisWindow& r = q.rows[(size_t)oy];
-    const Key k{r.padded_len, r.end - r.begin};
-    size_t i = 0;
-    while (i < keys.size() && !(keys[i].padded == k.padded && keys[i].count == k.count)) ++i;
-    if (i == keys.size()) {
-      keys.push_back(k);
-      table->resize(keys.size() * (size_t)q.ow);
-      A* row = table->data() + i * (size_t)q.ow;
-      for (int64_t ox = 0; ox < q.ow; ++ox) {
-        const int64_t d = q.divisor(oy, ox);
-        if (q.numerics == AVGPOOL_NUMERICS_FAST) row[ox] = A(1) / static_cast<A>(d);
-        else if constexpr (sizeof(T) == 2) row[ox] = static_cast<float>(T(static_cast<float>(d)));  // PyTorch CUDA
-        else row[ox] = static_cast<A>(d);
-      }
-    }
-    (*row_of)[(size_t)oy] = (int32_t)i;
-  }
+A backward_divisor_value(const Problem& q, int64_t d) {
+  if (q.numerics == AVGPOOL_NUMERICS_FAST) return A(1) / static_cast<A>(d);
+  if constexpr (sizeof(T) == 2) return static_cast<float>(T(static_cast<float>(d)));  // PyTorch CUDA
+  return static_cast<A>(d);
 }
 
 // The permutations that spread q rows over input columns (BackwardJob::spread),
@@ -284,9 +266,11 @@ avgpool_status init_job(const Problem& q, bool broadcast_only, const char* name,
     dispatch_dtype(q.dtype, [&](auto zero) {
       using T = decltype(zero);
       if constexpr (sizeof(T) == sizeof(double)) {
-        build_divisors<double, T>(q, &c->div_double, &c->div_row);
+        build_divisors<double>(q, &c->div_double, &c->div_row,
+                               [&](int64_t d) { return backward_divisor_value<double, T>(q, d); });
       } else {
-        build_divisors<float, T>(q, &c->div_float, &c->div_row);
+        build_divisors<float>(q, &c->div_float, &c->div_row,
+                              [&](int64_t d) { return backward_divisor_value<float, T>(q, d); });
       }
       return 0;
     });

@@ -7,6 +7,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <vector>
+
+#include "problem.h"
+
 namespace avgpool {
 namespace cpu {
 
@@ -34,6 +38,33 @@ void* thread_scratch(size_t bytes);
 // At the end of a call, on each thread that took scratch: a buffer above
 // 4 MiB (windows far beyond the usual) is freed instead of being held.
 void thread_scratch_trim();
+
+// A table of per-output divisor values, one row per distinct row window:
+// a row's divisors depend on its window only through its lengths
+// (padded_len and end - begin: window_divisor in window.h), so rows with
+// equal lengths share a table row. row_of[oy] is output row oy's table row;
+// each value is value_of(Problem::divisor(oy, ox)).
+template <class A, class ValueOf>
+void build_divisors(const Problem& q, std::vector<A>* table, std::vector<int32_t>* row_of, ValueOf value_of) {
+  struct Key {
+    int64_t padded, count;
+  };
+  std::vector<Key> keys;
+  row_of->resize((size_t)q.oh);
+  for (int64_t oy = 0; oy < q.oh; ++oy) {
+    const AxisWindow& r = q.rows[(size_t)oy];
+    const Key k{r.padded_len, r.end - r.begin};
+    size_t i = 0;
+    while (i < keys.size() && !(keys[i].padded == k.padded && keys[i].count == k.count)) ++i;
+    if (i == keys.size()) {
+      keys.push_back(k);
+      table->resize(keys.size() * (size_t)q.ow);
+      A* row = table->data() + i * (size_t)q.ow;
+      for (int64_t ox = 0; ox < q.ow; ++ox) row[ox] = value_of(q.divisor(oy, ox));
+    }
+    (*row_of)[(size_t)oy] = (int32_t)i;
+  }
+}
 
 }  // namespace cpu
 }  // namespace avgpool

@@ -68,37 +68,13 @@ constexpr int64_t kUnitTarget = 32768;           // elements of work per paralle
 
 int64_t align64(int64_t n) { return (n + 63) & ~int64_t(63); }
 
-// Divisors in the accumulator type, one table row per distinct row window.
-// A row's divisors depend on its window only through its lengths (padded_len
-// and end - begin: window_divisor in window.h), so rows with equal lengths
-// share a table row; every value comes from Problem::divisor.
-template <class A>
-void build_divisors(const Problem& q, std::vector<A>* table, std::vector<int32_t>* row_of) {
-  struct Key { int64_t padded, count; };
-  std::vector<Key> keys;
-  row_of->resize((size_t)q.oh);
-  for (int64_t oy = 0; oy < q.oh; ++oy) {
-    const AxisWindow& r = q.rows[(size_t)oy];
-    const Key k{r.padded_len, r.end - r.begin};
-    size_t i = 0;
-    while (i < keys.size() && !(keys[i].padded == k.padded && keys[i].count == k.count)) ++i;
-    if (i == keys.size()) {
-      keys.push_back(k);
-      table->resize(keys.size() * (size_t)q.ow);
-      A* row = table->data() + i * (size_t)q.ow;
-      for (int64_t ox = 0; ox < q.ow; ++ox) row[ox] = static_cast<A>(q.divisor(oy, ox));
-    }
-    (*row_of)[(size_t)oy] = (int32_t)i;
-  }
-}
-
 // Fills c for q. Throws std::bad_alloc (or length_error) when a table does
 // not fit.
 template <class A>
 void plan_job(const Problem& q, CpuConfigOf<A>* c) {
   Job& j = c->job;
   j = Job{};
-  build_divisors<A>(q, &c->div, &c->div_row);
+  build_divisors<A>(q, &c->div, &c->div_row, [](int64_t d) { return static_cast<A>(d); });  // in the accumulator type
   const bool nchw = q.layout == AVGPOOL_LAYOUT_NCHW;
   const bool converts = q.dtype == AVGPOOL_DTYPE_F16 || q.dtype == AVGPOOL_DTYPE_BF16;
   j.planes = nchw ? q.n * q.c : q.n;

@@ -141,38 +141,34 @@ struct ColumnTerms {
   }
 };
 
-// The walk of one column over rows [y0, y1) with a ring of the last M window
-// rows' terms (any row stride). out: grad_input at row 0 of the column.
-template <typename T, int M, bool PYT>
-__device__ __forceinline__ void walk_column(const GatherArgs& a, const T* g_plane, T* out, int x, int y0, int y1,
-                                            int64_t cin) {
-  using E = Elem<T>;
-  using A = typename E::acc_t;
-  constexpr int R = ColumnTerms<T, M, PYT>::R;
-  const int h = (int)a.h, oh_count = (int)a.oh, kh = (int)a.kh, sh = (int)a.sh, ph = (int)a.ph;
-  ColumnTerms<T, M, PYT> terms(a, g_plane, x, cin);
-
-  // The rows' windows first..last, kept as y moves down one row at a time:
-  // `first` is the first window still holding y, `next` the last window
-  // starting at or before y (last = min(next, oh - 1)).
-  const AxisOutputsOf<int> rows0 = axis_outputs_of<int>(y0, h, oh_count, kh, sh, ph);
-  int first = rows0.first;
-  int first_start = first * sh - ph;
-  int next = (y0 + ph) / sh;
-  int next_start = next * sh - ph;
-  int top = first - 1;  // the last window row in the ring
-
-  // Ring slot i holds window row top - (M - 1) + i.
+// The window rows that hold input row y, kept as a walk moves down one
+// column a row at a time (any row stride): `first` is the first window still
+// holding y, `next` the last starting at or before y (last = min(next,
+// oh - 1)); ring slot i holds window row top - (M - 1) + i's terms.
+template <typename A, int M, int R>
+struct WindowRowRing {
+  int oh_count, kh, sh;
+  int first, first_start, next, next_start, top;
   A ring[M][R];
-#pragma unroll
-  for (int i = 0; i < M; ++i)
-#pragma unroll
-    for (int j = 0; j < R; ++j) ring[i][j] = A(0);
 
-  const int64_t out_row_stride = a.w * cin;
-  T* o = out + (int64_t)y0 * out_row_stride;
-  for (int y = y0; y < y1; ++y, o += out_row_stride) {
-    if (y > y0) {
+  __device__ __forceinline__ WindowRowRing(int y0, int h, int oh_count_, int kh_, int sh_, int ph)
+      : oh_count(oh_count_), kh(kh_), sh(sh_) {
+    first = axis_outputs_of<int>(y0, h, oh_count, kh, sh, ph).first;
+    first_start = first * sh - ph;
+    next = (y0 + ph) / sh;
+    next_start = next * sh - ph;
+    top = first - 1;
+#pragma unroll
+    for (int i = 0; i < M; ++i)
+#pragma unroll
+      for (int j = 0; j < R; ++j) ring[i][j] = A(0);
+  }
+
+  // Row y's sum (y0 on the first call, then each next row): windows
+  // first..top, oh ascending, then ow ascending; terms.load fills the ring.
+  template <class Terms>
+  __device__ __forceinline__ A row_sum(int y, bool moved, Terms& terms) {
+    if (moved) {
       if (first_start + kh <= y) {
         ++first;
         first_start += sh;
@@ -191,16 +187,59 @@ __device__ __forceinline__ void walk_column(const GatherArgs& a, const T* g_plan
         for (int j = 0; j < R; ++j) ring[i][j] = ring[i + 1][j];
       terms.load(top, ring[M - 1]);
     }
-    // Window rows first..top are this row's (top == last, or none when
-    // top < first); oh ascending, then ow ascending.
+    // top == last, or no window holds y when top < first.
     A acc = A(0);
 #pragma unroll
     for (int i = 0; i < M; ++i)
       if (top - (M - 1) + i >= first)
 #pragma unroll
         for (int j = 0; j < R; ++j) acc += ring[i][j];
-    store_stream(o, E::from_acc(acc));
+    return acc;
   }
+};
+
+// The walk of one column over rows [y0, y1) with a ring of the last M window
+// rows' terms (any row stride). out: grad_input at row 0 of the column.
+template <typename T, int M, bool PYT>
+__device__ __forceinline__ void walk_column(const GatherArgs& a, const T* g_plane, T* out, int x, int y0, int y1,
+                                            int64_t cin) {
+  using E = Elem<T>;
+  using A = typename E::acc_t;
+  constexpr int R = ColumnTerms<T, M, PYT>::R;
+  const int h = (int)a.h, oh_count = (int)a.oh, kh = (int)a.kh, sh = (int)a.sh, ph = (int)a.ph;
+  ColumnTerms<T, M, PYT> terms(a, g_plane, x, cin);
+
+  WindowRowRing<A, M, R> rows(y0, h, oh_count, kh, sh, ph);
+  const int64_t out_row_stride = a.w * cin;
+  T* o = out + (int64_t)y0 * out_row_stride;
+  for (int y = y0; y < y1; ++y, o += out_row_stride) store_stream(o, E::from_acc(rows.row_sum(y, y > y0, terms)));
+}
+
+// Row stride 1 (walk_column_stride1 says how the ring turns): before step 0
+// of the first round, slot p (1..M-1) holds window row y0 + ph - M + p.
+template <typename A, int M, int R, class Terms>
+__device__ __forceinline__ void prime_stride1(A (&ring)[M][R], int y0, int ph, Terms& terms) {
+#pragma unroll
+  for (int j = 0; j < R; ++j) ring[0][j] = A(0);
+#pragma unroll
+  for (int p = 1; p < M; ++p) terms.load(y0 + ph - M + p, ring[p]);
+}
+
+// Step c of a round: window row newest (logical slot M - 1) goes to physical
+// slot c; logical slot i (physical (c + 1 + i) % M) holds window row
+// newest - (M - 1) + i, and the row's windows start at max(0, newest - kh + 1).
+template <typename A, int M, int R, class Terms>
+__device__ __forceinline__ A stride1_step(A (&ring)[M][R], int c, int newest, int kh, Terms& terms) {
+  terms.load(newest, ring[c]);
+  const int first = newest - kh + 1 > 0 ? newest - kh + 1 : 0;
+  const int lowest = first - (newest - (M - 1));
+  A acc = A(0);
+#pragma unroll
+  for (int i = 0; i < M; ++i)
+    if (i >= lowest)
+#pragma unroll
+      for (int j = 0; j < R; ++j) acc += ring[(c + 1 + i) % M][j];
+  return acc;
 }
 
 // The walk at row stride 1: row y's windows are first..y + ph (clamped to
@@ -216,35 +255,14 @@ __device__ __forceinline__ void walk_column_stride1(const GatherArgs& a, const T
   constexpr int R = ColumnTerms<T, M, PYT>::R;
   const int kh = (int)a.kh, ph = (int)a.ph;
   ColumnTerms<T, M, PYT> terms(a, g_plane, x, cin);
-  // Before step 0 of the first round, slot p (1..M-1) holds window row
-  // y0 + ph - M + p.
   A ring[M][R];
-#pragma unroll
-  for (int j = 0; j < R; ++j) ring[0][j] = A(0);
-#pragma unroll
-  for (int p = 1; p < M; ++p) terms.load(y0 + ph - M + p, ring[p]);
+  prime_stride1(ring, y0, ph, terms);
   const int64_t out_row_stride = a.w * cin;
   T* o = out + (int64_t)y0 * out_row_stride;
   for (int y = y0; y < y1; y += M, o += M * out_row_stride) {
 #pragma unroll
-    for (int c = 0; c < M; ++c) {
-      if (y + c < y1) {
-        const int newest = y + c + ph;  // logical slot M - 1, physical slot c
-        terms.load(newest, ring[c]);
-        // Logical slot i (physical (c + 1 + i) % M) holds window row
-        // newest - (M - 1) + i; the row's windows start at
-        // max(0, newest - kh + 1).
-        const int first = newest - kh + 1 > 0 ? newest - kh + 1 : 0;
-        const int lowest = first - (newest - (M - 1));
-        A acc = A(0);
-#pragma unroll
-        for (int i = 0; i < M; ++i)
-          if (i >= lowest)
-#pragma unroll
-            for (int j = 0; j < R; ++j) acc += ring[(c + 1 + i) % M][j];
-        store_stream(o + c * out_row_stride, E::from_acc(acc));
-      }
-    }
+    for (int c = 0; c < M; ++c)
+      if (y + c < y1) store_stream(o + c * out_row_stride, E::from_acc(stride1_step(ring, c, y + c + ph, kh, terms)));
   }
 }
 
@@ -447,10 +465,7 @@ gather_staged_kernel(const T* __restrict__ gout, T* __restrict__ gin, GatherArgs
       // slot c (chunk_rows is a multiple of M, so chunks start at step 0).
       stage(y0);
       A ring[M][R];
-#pragma unroll
-      for (int j = 0; j < R; ++j) ring[0][j] = A(0);
-#pragma unroll
-      for (int pidx = 1; pidx < M; ++pidx) terms.load(y0 + ph - M + pidx, ring[pidx]);
+      prime_stride1(ring, y0, ph, terms);
       int next_stage = y0 + a.chunk_rows;
       for (int y = y0; y < y1; y += M, o += M * out_row_stride) {
         if (y == next_stage) {
@@ -460,63 +475,20 @@ gather_staged_kernel(const T* __restrict__ gout, T* __restrict__ gin, GatherArgs
 #pragma unroll
         for (int c = 0; c < M; ++c) {
           if (y + c < y1) {
-            const int newest = y + c + ph;
-            terms.load(newest, ring[c]);
-            const int first = newest - kh + 1 > 0 ? newest - kh + 1 : 0;
-            const int lowest = first - (newest - (M - 1));
-            A acc = A(0);
-#pragma unroll
-            for (int i = 0; i < M; ++i)
-              if (i >= lowest)
-#pragma unroll
-                for (int j = 0; j < R; ++j) acc += ring[(c + 1 + i) % M][j];
+            const A acc = stride1_step(ring, c, y + c + ph, kh, terms);
             if (active) store_stream(o + c * out_row_stride, E::from_acc(acc));
           }
         }
       }
     } else {
-      const AxisOutputsOf<int> rows0 = axis_outputs_of<int>(y0, h, oh_count, kh, sh, ph);
-      int first = rows0.first;
-      int first_start = first * sh - ph;
-      int next = (y0 + ph) / sh;
-      int next_start = next * sh - ph;
-      int top = first - 1;
-      A ring[M][R];
-#pragma unroll
-      for (int i = 0; i < M; ++i)
-#pragma unroll
-        for (int j = 0; j < R; ++j) ring[i][j] = A(0);
+      WindowRowRing<A, M, R> rows(y0, h, oh_count, kh, sh, ph);
       int next_stage = y0;
       for (int y = y0; y < y1; ++y, o += out_row_stride) {
         if (y == next_stage) {
           stage(y);
           next_stage += a.chunk_rows;
         }
-        if (y > y0) {
-          if (first_start + kh <= y) {
-            ++first;
-            first_start += sh;
-          }
-          if (next_start + sh <= y) {
-            ++next;
-            next_start += sh;
-          }
-        }
-        const int last = next < oh_count - 1 ? next : oh_count - 1;
-        while (top < last) {
-          ++top;
-#pragma unroll
-          for (int i = 0; i + 1 < M; ++i)
-#pragma unroll
-            for (int j = 0; j < R; ++j) ring[i][j] = ring[i + 1][j];
-          terms.load(top, ring[M - 1]);
-        }
-        A acc = A(0);
-#pragma unroll
-        for (int i = 0; i < M; ++i)
-          if (top - (M - 1) + i >= first)
-#pragma unroll
-            for (int j = 0; j < R; ++j) acc += ring[i][j];
+        const A acc = rows.row_sum(y, y > y0, terms);
         if (active) store_stream(o, E::from_acc(acc));
       }
     }

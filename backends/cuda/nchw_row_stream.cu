@@ -310,30 +310,30 @@ avgpool_status plan_ring(const Problem& q, const DeviceInfo& device, StreamArgs*
   return AVGPOOL_SUCCESS;
 }
 
-// The kernel instantiation: compile-time window widths 11, 5 and 3 (the
-// others run-time), open output rows 1 or 3, columns per thread 1 or 4.
-template <typename T, bool PYT>
-avgpool_status choose_kernel(KernelConfig<StreamArgs>* c, int64_t smem, const DeviceInfo& device, Decline* why) {
-  const StreamArgs& a = c->args;
-  auto use = [&](auto k, auto rm, auto cpt) {
-    return use_kernel<StreamArgs, T, row_stream_kernel<T, decltype(k)::value, decltype(rm)::value, decltype(cpt)::value, PYT>>(
-        c, "row_stream_kernel", kThreads, smem, GridShape{a.total_units, true}, device, why);
-  };
-  auto with_cpt = [&](auto cpt) {
-    return dispatch_k<11, 5, 3>(a.kw, [&](auto k) {
-      return a.slots == 1 ? use(k, std::integral_constant<int, 1>{}, cpt) : use(k, std::integral_constant<int, 3>{}, cpt);
-    });
-  };
-  return a.ow <= kConsumers ? with_cpt(std::integral_constant<int, 1>{})
-                            : with_cpt(std::integral_constant<int, kMaxColumns>{});
-}
-
+// The plan: the ring (plan_ring), then the kernel instantiation:
+// compile-time window widths 11, 5 and 3 (the others run-time), open output
+// rows 1 or 3, columns per thread 1 or 4.
 avgpool_status init(const Problem& q, const DeviceInfo& device, ConfigPtr* config, Decline* why) {
   // Bulk copies of whole rows: 16-byte aligned sources.
   return init_bulk_copy<StreamArgs>(
       kName, q, device, 16, 1, config, why, plan_ring,
       [&](auto zero, auto pyt, KernelConfig<StreamArgs>* c, int64_t smem) {
-        return choose_kernel<decltype(zero), decltype(pyt)::value>(c, smem, device, why);
+        using T = decltype(zero);
+        constexpr bool PYT = decltype(pyt)::value;
+        const StreamArgs& a = c->args;
+        auto use = [&](auto k, auto rm, auto cpt) {
+          return use_kernel<StreamArgs, T,
+                            row_stream_kernel<T, decltype(k)::value, decltype(rm)::value, decltype(cpt)::value, PYT>>(
+              c, "row_stream_kernel", kThreads, smem, GridShape{a.total_units, true}, device, why);
+        };
+        auto with_cpt = [&](auto cpt) {
+          return dispatch_k<11, 5, 3>(a.kw, [&](auto k) {
+            return a.slots == 1 ? use(k, std::integral_constant<int, 1>{}, cpt)
+                                : use(k, std::integral_constant<int, 3>{}, cpt);
+          });
+        };
+        return a.ow <= kConsumers ? with_cpt(std::integral_constant<int, 1>{})
+                                  : with_cpt(std::integral_constant<int, kMaxColumns>{});
       });
 }
 

@@ -343,37 +343,37 @@ avgpool_status plan_tiles(const Problem& q, const DeviceInfo& device, NhwcStream
   return AVGPOOL_SUCCESS;
 }
 
-// The kernel instantiation: compiled_for's width and slots, items per
-// thread 1 or 2.
-template <typename T, bool PYT>
-avgpool_status choose_kernel(KernelConfig<NhwcStreamArgs>* c, int64_t smem, const DeviceInfo& device,
-                             Decline* why) {
-  const NhwcStreamArgs& a = c->args;
-  const Compiled compiled = compiled_for(a.kw, a.slots);
-  auto use = [&](auto k, auto rm, auto cpt) {
-    return use_kernel<NhwcStreamArgs, T,
-                      nhwc_stream_kernel<T, decltype(k)::value, decltype(rm)::value, decltype(cpt)::value, PYT>>(
-        c, "nhwc_stream_kernel", kThreads, smem, GridShape{a.total_units, true}, device, why);
-  };
-  auto with_cpt = [&](auto cpt) {
-    return dispatch_k<11, 5, 3>(compiled.width, [&](auto k) {
-      constexpr int K = decltype(k)::value;
-      if constexpr (K > 0) return use(k, std::integral_constant<int, K == 5 ? 5 : 3>{}, cpt);
-      else if (compiled.slots == 1) return use(k, std::integral_constant<int, 1>{}, cpt);
-      else if (compiled.slots == 3) return use(k, std::integral_constant<int, 3>{}, cpt);
-      else return use(k, std::integral_constant<int, kMaxSlots>{}, cpt);
-    });
-  };
-  return a.tile_ox * a.cg > kConsumers ? with_cpt(std::integral_constant<int, 2>{})
-                                       : with_cpt(std::integral_constant<int, 1>{});
-}
-
+// The plan: the ring (plan_tiles), then the kernel instantiation:
+// compiled_for's width and slots, items per thread 1 or 2.
 avgpool_status init(const Problem& q, const DeviceInfo& device, ConfigPtr* config, Decline* why) {
   // Bulk copies of pixel runs, 16-byte stores.
   return init_bulk_copy<NhwcStreamArgs>(
       kName, q, device, 16, 16, config, why, plan_tiles,
       [&](auto zero, auto pyt, KernelConfig<NhwcStreamArgs>* c, int64_t smem) {
-        return choose_kernel<decltype(zero), decltype(pyt)::value>(c, smem, device, why);
+        using T = decltype(zero);
+        constexpr bool PYT = decltype(pyt)::value;
+        const NhwcStreamArgs& a = c->args;
+        const Compiled compiled = compiled_for(a.kw, a.slots);
+        auto use = [&](auto k, auto rm, auto cpt) {
+          return use_kernel<NhwcStreamArgs, T,
+                            nhwc_stream_kernel<T, decltype(k)::value, decltype(rm)::value, decltype(cpt)::value, PYT>>(
+              c, "nhwc_stream_kernel", kThreads, smem, GridShape{a.total_units, true}, device, why);
+        };
+        auto with_cpt = [&](auto cpt) {
+          return dispatch_k<11, 5, 3>(compiled.width, [&](auto k) {
+            constexpr int K = decltype(k)::value;
+            if constexpr (K > 0)
+              return use(k, std::integral_constant<int, (K == 5 ? 5 : 3)>{}, cpt);
+            else if (compiled.slots == 1)
+              return use(k, std::integral_constant<int, 1>{}, cpt);
+            else if (compiled.slots == 3)
+              return use(k, std::integral_constant<int, 3>{}, cpt);
+            else
+              return use(k, std::integral_constant<int, kMaxSlots>{}, cpt);
+          });
+        };
+        return a.tile_ox * a.cg > kConsumers ? with_cpt(std::integral_constant<int, 2>{})
+                                             : with_cpt(std::integral_constant<int, 1>{});
       });
 }
 
