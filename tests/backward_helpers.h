@@ -52,14 +52,22 @@ inline avgpool_backend backend_of_impl(const std::string& impl) {
   return AVGPOOL_BACKEND_REFERENCE;
 }
 
-// Runs backward implementation `impl` (forced; the forward is its backend's
-// AUTO choice) on p and grad_output into out; false when it declines.
-inline bool run_backward_impl(const std::string& impl, avgpool_params p, const void* grad_output, void* out) {
+// A plan whose backward is implementation `impl` (forced; the forward is
+// its backend's AUTO choice), or nullptr when impl declines p.
+inline avgpool_plan* forced_backward_plan(const std::string& impl, avgpool_params p) {
   p.backend = backend_of_impl(impl);
   avgpool_plan* plan = nullptr;
   const avgpool_status s = avgpool_plan_create_with_impls(&p, nullptr, impl.c_str(), &plan);
-  if (s == AVGPOOL_ERROR_UNSUPPORTED) return false;
+  if (s == AVGPOOL_ERROR_UNSUPPORTED) return nullptr;
   REQUIRE_MESSAGE(s == AVGPOOL_SUCCESS, impl << ": " << avgpool_last_error_message());
+  return plan;
+}
+
+// Runs backward implementation `impl` (forced) on p and grad_output into
+// out; false when it declines.
+inline bool run_backward_impl(const std::string& impl, const avgpool_params& p, const void* grad_output, void* out) {
+  avgpool_plan* plan = forced_backward_plan(impl, p);
+  if (plan == nullptr) return false;
   const char* chosen = nullptr;
   REQUIRE(avgpool_plan_backward_impl_name(plan, &chosen) == AVGPOOL_SUCCESS);
   CHECK(impl == chosen);

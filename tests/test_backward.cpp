@@ -113,12 +113,8 @@ TEST_CASE("adjoint identity: sum(forward(x) * g) == sum(x * backward(g)) on ever
     fill_random(AVGPOOL_DTYPE_F64, x.data(), s.src, 100 + iter, -1.0, 1.0);
     fill_random(AVGPOOL_DTYPE_F64, g.data(), s.dst, 900 + iter, -1.0, 1.0);
     for (const std::string& impl : host_backward_impl_names()) {
-      avgpool_params q = p;
-      q.backend = backend_of_impl(impl);
-      avgpool_plan* plan = nullptr;
-      const avgpool_status st = avgpool_plan_create_with_impls(&q, nullptr, impl.c_str(), &plan);
-      if (st == AVGPOOL_ERROR_UNSUPPORTED) continue;
-      REQUIRE(st == AVGPOOL_SUCCESS);
+      avgpool_plan* plan = forced_backward_plan(impl, p);
+      if (plan == nullptr) continue;
       REQUIRE(avgpool_plan_execute(plan, x.data(), y.data(), nullptr) == AVGPOOL_SUCCESS);
       REQUIRE(avgpool_plan_backward(plan, g.data(), gin.data(), nullptr) == AVGPOOL_SUCCESS);
       avgpool_plan_destroy(plan);
@@ -132,7 +128,7 @@ TEST_CASE("adjoint identity: sum(forward(x) * g) == sum(x * backward(g)) on ever
         scale += fabsl((long double)x[(size_t)i] * gin[(size_t)i]);
       }
       CHECK_MESSAGE(fabsl(lhs - rhs) <= 1e-13L * (scale + 1e-300L),
-                    impl << ": " << describe(q) << ": " << (double)lhs << " vs " << (double)rhs);
+                    impl << ": " << describe(p) << ": " << (double)lhs << " vs " << (double)rhs);
       ++ran;
     }
   }
@@ -212,12 +208,8 @@ TEST_CASE("backward: grad_input fully overwritten, deterministic across runs and
     std::vector<unsigned char> g((size_t)(s.dst * es));
     fill_random(p.dtype, g.data(), s.dst, (uint64_t)iter, -1.0, 1.0);
     for (const std::string& impl : host_backward_impl_names()) {
-      avgpool_params q = p;
-      q.backend = backend_of_impl(impl);
-      avgpool_plan* plan = nullptr;
-      const avgpool_status st = avgpool_plan_create_with_impls(&q, nullptr, impl.c_str(), &plan);
-      if (st == AVGPOOL_ERROR_UNSUPPORTED) continue;
-      REQUIRE(st == AVGPOOL_SUCCESS);
+      avgpool_plan* plan = forced_backward_plan(impl, p);
+      if (plan == nullptr) continue;
       // Two different fills, two thread counts: identical bytes.
       std::vector<unsigned char> a((size_t)(s.src * es), 0xA5), b((size_t)(s.src * es), 0x5A);
 #if defined(_OPENMP)
@@ -232,7 +224,7 @@ TEST_CASE("backward: grad_input fully overwritten, deterministic across runs and
 #if defined(_OPENMP)
       omp_set_num_threads(threads);
 #endif
-      CHECK_MESSAGE(a == b, impl << ": " << describe(q));
+      CHECK_MESSAGE(a == b, impl << ": " << describe(p));
       avgpool_plan_destroy(plan);
     }
   }

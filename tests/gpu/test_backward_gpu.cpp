@@ -590,7 +590,7 @@ TEST_CASE("backward: bad calls are refused and write nothing") {
   for (const char* name : {"cuda:backward_broadcast", "cuda:backward_gather"}) {
     avgpool_params q = p;
     if (std::string(name) == "cuda:backward_broadcast") q.stride_h = q.stride_w = 3;
-    const Sizes qs = sizes_of(q);
+    const PlanSizes qs = sizes_of(q);
     REQUIRE(avgpool_plan_create_with_impls(&q, nullptr, name, &plan) == AVGPOOL_SUCCESS);
     INFO(name);
     // host pointers
