@@ -49,6 +49,16 @@ avgpool_params random_params(std::mt19937_64& rng, const RandomParamsLimits& lim
   }
 }
 
+avgpool_params shape_params(int64_t n, int64_t c, int64_t h, int64_t w, int64_t kh, int64_t kw, int64_t sh, int64_t sw,
+                            int64_t ph, int64_t pw, int ceil_mode) {
+  avgpool_params p;
+  avgpool_params_init(&p);
+  p.n = n; p.c = c; p.h = h; p.w = w;
+  p.kernel_h = kh; p.kernel_w = kw; p.stride_h = sh; p.stride_w = sw;
+  p.padding_h = ph; p.padding_w = pw; p.ceil_mode = ceil_mode;
+  return p;
+}
+
 std::string describe(const avgpool_params& p) {
   static const char* dtypes[] = {"f32", "f16", "bf16", "f64"};
   // Read the enum fields as ints: p may hold values outside the enums

@@ -23,6 +23,12 @@ struct RandomParamsLimits {
 // four), legal padding, both modes, sometimes a divisor override.
 avgpool_params random_params(std::mt19937_64& rng, const RandomParamsLimits& limits = {});
 
+// The parameters of one configuration: dims, window, strides, paddings and
+// ceil_mode; the rest as avgpool_params_init leaves it (AUTO backend, f32,
+// NCHW, fast numerics, padding counted, no divisor override).
+avgpool_params shape_params(int64_t n, int64_t c, int64_t h, int64_t w, int64_t kh, int64_t kw, int64_t sh, int64_t sw,
+                            int64_t ph, int64_t pw, int ceil_mode = 0);
+
 // A one-line description of p, to print with a failure.
 std::string describe(const avgpool_params& p);
 

@@ -34,8 +34,16 @@ bool read_float_block(std::istream& in, const char* key, int64_t count, std::vec
   return true;
 }
 
-// The "shape" and "params" lines every case starts with.
-bool read_config(std::istream& in, GoldenConfig* gc) {
+// Reads "key count" and count values; want >= 0: count must equal it.
+bool read_counted_block(std::istream& in, const char* key, int64_t want, std::vector<double>* values) {
+  std::string word;
+  int64_t count = 0;
+  return (in >> word >> count) && word == key && (want < 0 || count == want) && read_values(in, count, values);
+}
+
+// The case's name and the "shape" and "params" lines every case starts with.
+bool read_config(std::istream& in, const std::string& name, GoldenConfig* gc) {
+  gc->name = name;
   std::string key;
   if (!(in >> key >> gc->n >> gc->c >> gc->h >> gc->w) || key != "shape") return false;
   return static_cast<bool>(in >> key >> gc->kh >> gc->kw >> gc->sh >> gc->sw >> gc->ph >> gc->pw >> gc->ceil_mode >>
@@ -122,17 +130,14 @@ bool read_golden(const std::string& path, GoldenFile* file, std::string* error) 
   GoldenFile result;
   auto read_case = [&](std::istream& in, const std::string& name) -> std::string {
     GoldenCase gc;
-    gc.name = name;
-    if (!read_config(in, &gc)) return "bad shape or params in " + name;
-    std::string key;
-    int64_t count = 0;
+    if (!read_config(in, name, &gc)) return "bad shape or params in " + name;
     std::vector<double> values;
-    if (!(in >> key >> count) || key != "in" || count != gc.n * gc.c * gc.h * gc.w || !read_values(in, count, &values))
-      return "bad in values in " + name;
+    if (!read_counted_block(in, "in", gc.n * gc.c * gc.h * gc.w, &values)) return "bad in values in " + name;
     gc.in.assign(values.begin(), values.end());
+    std::string key;
     if (!(in >> key >> gc.out_dims[0] >> gc.out_dims[1] >> gc.out_dims[2] >> gc.out_dims[3]) || key != "out")
       return "bad out line in " + name;
-    count = gc.out_dims[0] * gc.out_dims[1] * gc.out_dims[2] * gc.out_dims[3];
+    const int64_t count = gc.out_dims[0] * gc.out_dims[1] * gc.out_dims[2] * gc.out_dims[3];
     if (!read_values(in, count, &gc.out)) return "bad out values in " + name;
     if (!read_float_block(in, "out32", count, &gc.out32)) return "bad out32 values in " + name;
     result.cases.push_back(std::move(gc));
@@ -166,15 +171,13 @@ bool read_golden_backward(const std::string& path, GoldenBackwardFile* file, std
   GoldenBackwardFile result;
   auto read_case = [&](std::istream& in, const std::string& name) -> std::string {
     GoldenBackwardCase gc;
-    gc.name = name;
-    if (!read_config(in, &gc)) return "bad shape or params in " + name;
-    std::string key;
-    int64_t count = 0, dims[4] = {0, 0, 0, 0};
+    if (!read_config(in, name, &gc)) return "bad shape or params in " + name;
     std::vector<double> values;
     // float32 grad_output values are printed with 9 digits: exact.
-    if (!(in >> key >> count) || key != "gout" || !read_values(in, count, &values))
-      return "bad gout values in " + name;
+    if (!read_counted_block(in, "gout", -1, &values)) return "bad gout values in " + name;
     gc.gout.assign(values.begin(), values.end());
+    std::string key;
+    int64_t dims[4] = {0, 0, 0, 0};
     if (!(in >> key >> dims[0] >> dims[1] >> dims[2] >> dims[3]) || key != "gin" || dims[0] != gc.n ||
         dims[1] != gc.c || dims[2] != gc.h || dims[3] != gc.w)
       return "bad gin line in " + name;

@@ -9,6 +9,7 @@
 
 #include "avgpool/avgpool.h"
 #include "avgpool/avgpool.hpp"
+#include "check.h"
 #include "tensor_util.h"
 
 using namespace avgpool_support;
@@ -198,12 +199,7 @@ TEST_CASE("an empty batch succeeds and touches nothing") {
 }
 
 TEST_CASE("reference_outputs computes sampled outputs") {
-  avgpool_params p;
-  avgpool_params_init(&p);
-  p.n = 2; p.c = 2; p.h = 6; p.w = 6;
-  p.kernel_h = p.kernel_w = 3;
-  p.stride_h = p.stride_w = 2;
-  p.padding_h = p.padding_w = 1;
+  avgpool_params p = shape_params(2, 2, 6, 6, 3, 3, 2, 2, 1, 1);
   p.layout = AVGPOOL_LAYOUT_NHWC;
   p.backend = AVGPOOL_BACKEND_REFERENCE;
   std::vector<float> src(2 * 2 * 6 * 6), dst(2 * 2 * 3 * 3);

@@ -45,15 +45,6 @@ int check_backward_impls(const avgpool_params& p, const void* grad_output) {
   return ran;
 }
 
-avgpool_params shape_params(int64_t n, int64_t c, int64_t h, int64_t w, int64_t kh, int64_t kw, int64_t sh,
-                             int64_t sw, int64_t ph, int64_t pw, int ceil_mode) {
-  avgpool_params p;
-  avgpool_params_init(&p);
-  p.n = n; p.c = c; p.h = h; p.w = w;
-  p.kernel_h = kh; p.kernel_w = kw; p.stride_h = sh; p.stride_w = sw;
-  p.padding_h = ph; p.padding_w = pw; p.ceil_mode = ceil_mode;
-  return p;
-}
 
 }  // namespace
 

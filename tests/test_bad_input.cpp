@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "avgpool/avgpool.h"
+#include "check.h"
 #include "tensor_util.h"
 
 using namespace avgpool_support;
@@ -16,12 +17,7 @@ using namespace avgpool_support;
 namespace {
 
 avgpool_params good_params() {
-  avgpool_params p;
-  avgpool_params_init(&p);
-  p.n = 2; p.c = 3; p.h = 9; p.w = 8;
-  p.kernel_h = p.kernel_w = 3;
-  p.stride_h = p.stride_w = 2;
-  p.padding_h = p.padding_w = 1;
+  avgpool_params p = shape_params(2, 3, 9, 8, 3, 3, 2, 2, 1, 1);
   p.backend = AVGPOOL_BACKEND_REFERENCE;
   return p;
 }

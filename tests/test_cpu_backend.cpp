@@ -191,11 +191,7 @@ TEST_CASE("wide rows, big kernels and many channels (several column blocks)") {
       for (int layout = 0; layout < 2; ++layout)
         for (int numerics = 0; numerics < 2; ++numerics)
           for (int include = 0; include < 2; ++include) {
-            avgpool_params p;
-            avgpool_params_init(&p);
-            p.n = s.n; p.c = s.c; p.h = s.h; p.w = s.w;
-            p.kernel_h = s.kh; p.kernel_w = s.kw; p.stride_h = s.sh; p.stride_w = s.sw;
-            p.padding_h = s.ph; p.padding_w = s.pw; p.ceil_mode = s.ceil;
+            avgpool_params p = shape_params(s.n, s.c, s.h, s.w, s.kh, s.kw, s.sh, s.sw, s.ph, s.pw, s.ceil);
             p.count_include_pad = include;
             p.dtype = (avgpool_dtype)dtype; p.layout = (avgpool_layout)layout;
             p.numerics = (avgpool_numerics)numerics;
@@ -220,11 +216,7 @@ TEST_CASE("NHWC stride-1 ring kernel (fast numerics, sw == 1, 4 <= kw <= 16)") {
     for (int dtype = 0; dtype < 4; ++dtype)
       for (int numerics = 0; numerics < 2; ++numerics)
         for (int include = 0; include < 2; ++include) {
-          avgpool_params p;
-          avgpool_params_init(&p);
-          p.n = s.n; p.c = s.c; p.h = s.h; p.w = s.w;
-          p.kernel_h = s.kh; p.kernel_w = s.kw; p.stride_h = s.sh; p.stride_w = 1;
-          p.padding_h = s.ph; p.padding_w = s.pw; p.ceil_mode = s.ceil;
+          avgpool_params p = shape_params(s.n, s.c, s.h, s.w, s.kh, s.kw, s.sh, 1, s.ph, s.pw, s.ceil);
           p.count_include_pad = include;
           p.dtype = (avgpool_dtype)dtype; p.layout = AVGPOOL_LAYOUT_NHWC;
           p.numerics = (avgpool_numerics)numerics;

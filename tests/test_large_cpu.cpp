@@ -55,13 +55,7 @@ struct Case {
 };
 
 void run_case(const Case& cs, const uint16_t* src) {
-  avgpool_params p;
-  avgpool_params_init(&p);
-  p.h = p.w = kSide;
-  p.kernel_h = p.kernel_w = cs.k;
-  p.stride_h = p.stride_w = cs.s;
-  p.padding_h = p.padding_w = cs.pad;
-  p.ceil_mode = cs.ceil_mode;
+  avgpool_params p = shape_params(1, 1, kSide, kSide, cs.k, cs.k, cs.s, cs.s, cs.pad, cs.pad, cs.ceil_mode);
   p.count_include_pad = cs.include_pad;
   p.dtype = AVGPOOL_DTYPE_F16;
   p.numerics = cs.numerics;

@@ -395,11 +395,8 @@ TEST_CASE("backward: targeted shapes (seed-like rows, the generic suite's window
     for (int dt = 0; dt < (quick() ? 1 : 4); ++dt)
       for (int lay = 0; lay < 2; ++lay)
         for (int num = 0; num < 2; ++num) {
-          avgpool_params p;
-          avgpool_params_init(&p);
-          p.n = sh.n; p.c = sh.c; p.h = sh.h; p.w = sh.w;
-          p.kernel_h = sh.kh; p.kernel_w = sh.kw; p.stride_h = sh.sh; p.stride_w = sh.sw;
-          p.padding_h = sh.ph; p.padding_w = sh.pw; p.ceil_mode = sh.ceil; p.count_include_pad = sh.incl;
+          avgpool_params p = shape_params(sh.n, sh.c, sh.h, sh.w, sh.kh, sh.kw, sh.sh, sh.sw, sh.ph, sh.pw, sh.ceil);
+          p.count_include_pad = sh.incl;
           p.divisor_override = sh.div;
           p.dtype = (avgpool_dtype)dt;
           p.layout = (avgpool_layout)lay;

@@ -504,11 +504,8 @@ TEST_CASE("targeted shapes: wide rows in chunks, tall kernels, packed planes, f6
     for (int dt = 0; dt < (quick() ? 1 : 4); ++dt)
       for (int lay = 0; lay < 2; ++lay)
         for (int num = 0; num < 2; ++num) {
-          avgpool_params p;
-          avgpool_params_init(&p);
-          p.n = s.n; p.c = s.c; p.h = s.h; p.w = s.w;
-          p.kernel_h = s.kh; p.kernel_w = s.kw; p.stride_h = s.sh; p.stride_w = s.sw;
-          p.padding_h = s.ph; p.padding_w = s.pw; p.ceil_mode = s.ceil; p.count_include_pad = s.incl;
+          avgpool_params p = shape_params(s.n, s.c, s.h, s.w, s.kh, s.kw, s.sh, s.sw, s.ph, s.pw, s.ceil);
+          p.count_include_pad = s.incl;
           p.dtype = (avgpool_dtype)dt;
           p.layout = (avgpool_layout)lay;
           p.numerics = (avgpool_numerics)num;

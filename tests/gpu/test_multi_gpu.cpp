@@ -52,12 +52,7 @@ std::vector<avgpool_params> problems() {
   };
   std::vector<avgpool_params> out;
   for (const Shape& s : shapes) {
-    avgpool_params p;
-    avgpool_params_init(&p);
-    p.n = s.n; p.c = s.c; p.h = s.h; p.w = s.w;
-    p.kernel_h = p.kernel_w = s.k;
-    p.stride_h = p.stride_w = s.s;
-    p.padding_h = p.padding_w = s.pad;
+    avgpool_params p = shape_params(s.n, s.c, s.h, s.w, s.k, s.k, s.s, s.s, s.pad, s.pad);
     p.layout = s.layout;
     p.numerics = s.num;
     p.backend = AVGPOOL_BACKEND_CUDA;
