@@ -173,6 +173,24 @@ TEST_CASE("random configurations: every dtype, layout and numerics against the r
   CHECK(ran >= 400);
 }
 
+// Every dtype, numerics and count_include_pad of p, in each of layouts, on
+// random inputs (seed), through every CPU implementation that accepts it.
+void check_variants(avgpool_params p, std::initializer_list<avgpool_layout> layouts, uint64_t seed) {
+  p.backend = AVGPOOL_BACKEND_CPU;
+  for (int dtype = 0; dtype < 4; ++dtype)
+    for (avgpool_layout layout : layouts)
+      for (int numerics = 0; numerics < 2; ++numerics)
+        for (int include = 0; include < 2; ++include) {
+          p.count_include_pad = include;
+          p.dtype = (avgpool_dtype)dtype;
+          p.layout = layout;
+          p.numerics = (avgpool_numerics)numerics;
+          std::vector<unsigned char> src((size_t)(src_count(p) * element_size(p.dtype)));
+          fill_random(p.dtype, src.data(), src_count(p), seed, -1.0, 1.0);
+          CHECK(check_all_impls(p, src.data()) >= 1);
+        }
+}
+
 TEST_CASE("wide rows, big kernels and many channels (several column blocks)") {
   // Shapes that split rows into several column blocks, large channel counts
   // (NHWC vector tails), kernels outside the compile-time set.
@@ -187,19 +205,8 @@ TEST_CASE("wide rows, big kernels and many channels (several column blocks)") {
       {40, 3, 5, 6, 5, 6, 5, 6, 0, 0, 0},
   };
   for (const Shape& s : shapes)
-    for (int dtype = 0; dtype < 4; ++dtype)
-      for (int layout = 0; layout < 2; ++layout)
-        for (int numerics = 0; numerics < 2; ++numerics)
-          for (int include = 0; include < 2; ++include) {
-            avgpool_params p = shape_params(s.n, s.c, s.h, s.w, s.kh, s.kw, s.sh, s.sw, s.ph, s.pw, s.ceil);
-            p.count_include_pad = include;
-            p.dtype = (avgpool_dtype)dtype; p.layout = (avgpool_layout)layout;
-            p.numerics = (avgpool_numerics)numerics;
-            p.backend = AVGPOOL_BACKEND_CPU;
-            std::vector<unsigned char> src((size_t)(src_count(p) * element_size(p.dtype)));
-            fill_random(p.dtype, src.data(), src_count(p), 7, -1.0, 1.0);
-            CHECK(check_all_impls(p, src.data()) >= 1);
-          }
+    check_variants(shape_params(s.n, s.c, s.h, s.w, s.kh, s.kw, s.sh, s.sw, s.ph, s.pw, s.ceil),
+                   {AVGPOOL_LAYOUT_NCHW, AVGPOOL_LAYOUT_NHWC}, 7);
 }
 
 TEST_CASE("NHWC stride-1 ring kernel (fast numerics, sw == 1, 4 <= kw <= 16)") {
@@ -213,18 +220,7 @@ TEST_CASE("NHWC stride-1 ring kernel (fast numerics, sw == 1, 4 <= kw <= 16)") {
       {1, 64, 3, 6, 3, 6, 1, 0, 0, 0},    {1, 20, 6, 30, 5, 5, 1, 2, 2, 0},
   };
   for (const Shape& s : shapes)
-    for (int dtype = 0; dtype < 4; ++dtype)
-      for (int numerics = 0; numerics < 2; ++numerics)
-        for (int include = 0; include < 2; ++include) {
-          avgpool_params p = shape_params(s.n, s.c, s.h, s.w, s.kh, s.kw, s.sh, 1, s.ph, s.pw, s.ceil);
-          p.count_include_pad = include;
-          p.dtype = (avgpool_dtype)dtype; p.layout = AVGPOOL_LAYOUT_NHWC;
-          p.numerics = (avgpool_numerics)numerics;
-          p.backend = AVGPOOL_BACKEND_CPU;
-          std::vector<unsigned char> src((size_t)(src_count(p) * element_size(p.dtype)));
-          fill_random(p.dtype, src.data(), src_count(p), 11, -1.0, 1.0);
-          CHECK(check_all_impls(p, src.data()) >= 1);
-        }
+    check_variants(shape_params(s.n, s.c, s.h, s.w, s.kh, s.kw, s.sh, 1, s.ph, s.pw, s.ceil), {AVGPOOL_LAYOUT_NHWC}, 11);
 }
 
 TEST_CASE("NHWC non-temporal outputs: 64-byte-aligned dst and not, same bits") {
