@@ -114,11 +114,39 @@ class Guarded {
 // NCHW <-> NHWC on the host, for any element size.
 struct RunResult {
   avgpool_status status = AVGPOOL_SUCCESS;  // of plan creation (UNSUPPORTED = declined)
-  std::string message;
+  std::string message, impl;                // impl: the backward's name (backward runs)
   bool guards_ok = true;
   cudaError_t device_error = cudaSuccess;
-  std::vector<char> out;  // host copy of dst
+  std::vector<char> out;  // host copy of what the run wrote (dst, or grad_input)
 };
+
+// Runs plan (destroyed here; elements of es bytes) forward, or backward, on
+// host input through the device: input and output in guarded buffers at byte offsets in_off /
+// out_off, the output poisoned, `repeats` runs on stream.
+inline RunResult run_plan_on_device(avgpool_plan* plan, int64_t es, bool backward, const void* input, int64_t in_off,
+                                    int64_t out_off, cudaStream_t stream, int repeats, RunResult r = {}) {
+  int64_t sn = 0, dn = 0;
+  avgpool_plan_sizes(plan, &sn, &dn);
+  const int64_t in_n = backward ? dn : sn, out_n = backward ? sn : dn;
+  Guarded in(in_n * es, in_off), out(out_n * es, out_off);
+  if (!in.ok() || !out.ok()) {
+    r.status = AVGPOOL_ERROR_OUT_OF_MEMORY;
+    avgpool_plan_destroy(plan);
+    return r;
+  }
+  in.upload(input);
+  for (int i = 0; i < repeats && r.status == AVGPOOL_SUCCESS; ++i) {
+    r.status = backward ? avgpool_plan_backward(plan, in.data(), out.data(), stream)
+                        : avgpool_plan_execute(plan, in.data(), out.data(), stream);
+    if (r.status != AVGPOOL_SUCCESS) r.message = avgpool_last_error_message();
+  }
+  r.device_error = cudaDeviceSynchronize();
+  r.out.resize((size_t)(out_n * es));
+  out.download(r.out.data());
+  r.guards_ok = in.guards_intact() && out.guards_intact();
+  avgpool_plan_destroy(plan);
+  return r;
+}
 
 // Runs implementation `impl` (forced; NULL: AUTO) on host src through the device, with
 // poisoned dst, guard bands and pointers offset by src_off / dst_off bytes.
@@ -132,26 +160,8 @@ inline RunResult run_on_device(const avgpool_params& p, const char* impl, const 
     r.message = avgpool_last_error_message();
     return r;
   }
-  int64_t sn = 0, dn = 0;
-  avgpool_plan_sizes(plan, &sn, &dn);
-  const int64_t es = avgpool_support::element_size(p.dtype);
-  Guarded s(sn * es, src_off), d(dn * es, dst_off);
-  if (!s.ok() || !d.ok()) {
-    r.status = AVGPOOL_ERROR_OUT_OF_MEMORY;
-    avgpool_plan_destroy(plan);
-    return r;
-  }
-  s.upload(src);
-  for (int i = 0; i < repeats && r.status == AVGPOOL_SUCCESS; ++i) {
-    r.status = avgpool_plan_execute(plan, s.data(), d.data(), stream);
-    if (r.status != AVGPOOL_SUCCESS) r.message = avgpool_last_error_message();
-  }
-  r.device_error = cudaDeviceSynchronize();
-  r.out.resize((size_t)(dn * es));
-  d.download(r.out.data());
-  r.guards_ok = s.guards_intact() && d.guards_intact();
-  avgpool_plan_destroy(plan);
-  return r;
+  return run_plan_on_device(plan, avgpool_support::element_size(p.dtype), false, src, src_off, dst_off, stream,
+                            repeats);
 }
 
 }  // namespace gpu_test

@@ -164,17 +164,9 @@ GradMismatch compare_grad(const avgpool_params& p, const void* gout, const void*
 // A backward run on the device: the plan's forward by AUTO, the backward
 // forced (impl) or AUTO (NULL); grad_output and grad_input in guarded
 // buffers at byte offsets gout_off / gin_off, grad_input poisoned.
-struct GradRun {
-  avgpool_status status = AVGPOOL_SUCCESS;  // of plan creation (UNSUPPORTED: declined)
-  std::string message, impl;
-  bool guards_ok = true;
-  cudaError_t device_error = cudaSuccess;
-  std::vector<char> gin;  // host copy
-};
-
-GradRun run_backward(const avgpool_params& p, const char* impl, const void* gout, int64_t gout_off = 0,
-                     int64_t gin_off = 0, int repeats = 1, cudaStream_t stream = nullptr) {
-  GradRun r;
+RunResult run_backward(const avgpool_params& p, const char* impl, const void* gout, int64_t gout_off = 0,
+                       int64_t gin_off = 0, int repeats = 1, cudaStream_t stream = nullptr) {
+  RunResult r;
   avgpool_params cp = p;
   cp.backend = AVGPOOL_BACKEND_CUDA;
   avgpool_plan* plan = nullptr;
@@ -191,26 +183,7 @@ GradRun run_backward(const avgpool_params& p, const char* impl, const void* gout
     return r;
   }
   r.impl = name;
-  int64_t gin_n = 0, gout_n = 0;
-  avgpool_plan_sizes(plan, &gin_n, &gout_n);
-  const int64_t es = element_size(p.dtype);
-  Guarded go(gout_n * es, gout_off), gi(gin_n * es, gin_off);
-  if (!go.ok() || !gi.ok()) {
-    r.status = AVGPOOL_ERROR_OUT_OF_MEMORY;
-    avgpool_plan_destroy(plan);
-    return r;
-  }
-  go.upload(gout);
-  for (int i = 0; i < repeats && r.status == AVGPOOL_SUCCESS; ++i) {
-    r.status = avgpool_plan_backward(plan, go.data(), gi.data(), stream);
-    if (r.status != AVGPOOL_SUCCESS) r.message = avgpool_last_error_message();
-  }
-  r.device_error = cudaDeviceSynchronize();
-  r.gin.resize((size_t)(gin_n * es));
-  gi.download(r.gin.data());
-  r.guards_ok = go.guards_intact() && gi.guards_intact();
-  avgpool_plan_destroy(plan);
-  return r;
+  return run_plan_on_device(plan, element_size(p.dtype), true, gout, gout_off, gin_off, stream, repeats, r);
 }
 
 // grad_output values: small, large (cancellation, half-type overflow in
@@ -274,7 +247,7 @@ void check_all_backward(const avgpool_params& p, const void* gout, std::map<std:
     // Element-aligned pointers that are not 16-byte aligned one time in four.
     const int64_t gout_off = rng() % 4 == 0 ? es : 0;
     const int64_t gin_off = rng() % 4 == 0 ? es : 0;
-    GradRun r = run_backward(p, name.c_str(), gout, gout_off, gin_off);
+    RunResult r = run_backward(p, name.c_str(), gout, gout_off, gin_off);
     if (r.status == AVGPOOL_ERROR_UNSUPPORTED) {
       ++(*declined)[name];
       // cuda:backward_broadcast declines overlapping windows only (the
@@ -289,12 +262,12 @@ void check_all_backward(const avgpool_params& p, const void* gout, std::map<std:
     CHECK(r.impl == name);
     REQUIRE(r.device_error == cudaSuccess);
     CHECK(r.guards_ok);
-    const GradMismatch m = compare_grad(p, gout, r.gin.data(), ref.data());
+    const GradMismatch m = compare_grad(p, gout, r.out.data(), ref.data());
     CHECK_MESSAGE(m.count == 0, m.message());
     if (check_determinism) {
-      GradRun again = run_backward(p, name.c_str(), gout, gout_off, gin_off, 2);
+      RunResult again = run_backward(p, name.c_str(), gout, gout_off, gin_off, 2);
       REQUIRE(again.status == AVGPOOL_SUCCESS);
-      CHECK_MESSAGE(memcmp(again.gin.data(), r.gin.data(), r.gin.size()) == 0, "results differ between runs");
+      CHECK_MESSAGE(memcmp(again.out.data(), r.out.data(), r.out.size()) == 0, "results differ between runs");
     }
     ++(*runs)[name];
   }
@@ -448,14 +421,14 @@ TEST_CASE("backward: NHWC equals NCHW element for element (pytorch numerics, wit
     q.layout = AVGPOOL_LAYOUT_NHWC;
     const std::vector<char> gout_nhwc = relayout(gout.data(), s.dims, es, AVGPOOL_LAYOUT_NCHW, AVGPOOL_LAYOUT_NHWC);
     for (const std::string& name : cuda_backward_impl_names()) {
-      GradRun a = run_backward(p, name.c_str(), gout.data());
-      GradRun b = run_backward(q, name.c_str(), gout_nhwc.data());
+      RunResult a = run_backward(p, name.c_str(), gout.data());
+      RunResult b = run_backward(q, name.c_str(), gout_nhwc.data());
       if (a.status == AVGPOOL_ERROR_UNSUPPORTED || b.status == AVGPOOL_ERROR_UNSUPPORTED) continue;
       REQUIRE(a.status == AVGPOOL_SUCCESS);
       REQUIRE(b.status == AVGPOOL_SUCCESS);
       INFO(name << " " << describe(p));
-      const std::vector<char> b_nchw = relayout(b.gin.data(), in_dims, es, AVGPOOL_LAYOUT_NHWC, AVGPOOL_LAYOUT_NCHW);
-      CHECK(memcmp(a.gin.data(), b_nchw.data(), a.gin.size()) == 0);
+      const std::vector<char> b_nchw = relayout(b.out.data(), in_dims, es, AVGPOOL_LAYOUT_NHWC, AVGPOOL_LAYOUT_NCHW);
+      CHECK(memcmp(a.out.data(), b_nchw.data(), a.out.size()) == 0);
       ++compared;
     }
   }
@@ -488,17 +461,17 @@ TEST_CASE("backward: elements no window covers are +0; -0 gradients give +0 (PyT
               reference_backward(p, ones.data(), cover.data());
             }
             for (const std::string& name : cuda_backward_impl_names()) {
-              GradRun r = run_backward(p, name.c_str(), gout.data());
+              RunResult r = run_backward(p, name.c_str(), gout.data());
               REQUIRE_MESSAGE(r.status == AVGPOOL_SUCCESS, r.message);
               INFO(name << " " << describe(p) << " grad_output " << value);
               int64_t bad = 0, zeros = 0;
               for (int64_t i = 0; i < s.src; ++i) {
-                const double g = load_double(p.dtype, r.gin.data(), i);
+                const double g = load_double(p.dtype, r.out.data(), i);
                 const bool covered = load_double(p.dtype, cover.data(), i) != 0;
                 if (!covered || value == 0) {
                   // +0 exactly: every byte zero
                   bool all_zero = true;
-                  for (int64_t b = 0; b < es; ++b) all_zero = all_zero && r.gin[(size_t)(i * es + b)] == 0;
+                  for (int64_t b = 0; b < es; ++b) all_zero = all_zero && r.out[(size_t)(i * es + b)] == 0;
                   bad += !all_zero;
                   zeros += !covered;
                 } else {
@@ -533,12 +506,12 @@ TEST_CASE("backward: element-aligned pointers that are not 16-byte aligned, on s
         for (const std::string& name : cuda_backward_impl_names())
           for (int64_t go : {int64_t(0), es})
             for (int64_t gi : {int64_t(0), es}) {
-              GradRun r = run_backward(p, name.c_str(), gout.data(), go, gi);
+              RunResult r = run_backward(p, name.c_str(), gout.data(), go, gi);
               if (r.status == AVGPOOL_ERROR_UNSUPPORTED) continue;
               REQUIRE_MESSAGE(r.status == AVGPOOL_SUCCESS, r.message);
               INFO(name << " " << describe(p) << " offsets " << go << " " << gi);
               CHECK(r.guards_ok);
-              CHECK(compare_grad(p, gout.data(), r.gin.data(), ref.data()).count == 0);
+              CHECK(compare_grad(p, gout.data(), r.out.data(), ref.data()).count == 0);
               ++runs[name];
             }
       }
@@ -560,13 +533,13 @@ TEST_CASE("backward: determinism and streams (two runs, a non-default stream, bi
     const PlanSizes s = sizes_of(p);
     const std::vector<char> gout = random_grad_output(p, s.dst, rng, 1);
     for (const std::string& name : cuda_backward_impl_names()) {
-      GradRun a = run_backward(p, name.c_str(), gout.data(), 0, 0, 1, stream);
+      RunResult a = run_backward(p, name.c_str(), gout.data(), 0, 0, 1, stream);
       if (a.status == AVGPOOL_ERROR_UNSUPPORTED) continue;
-      GradRun b = run_backward(p, name.c_str(), gout.data(), 0, 0, 3, stream);
+      RunResult b = run_backward(p, name.c_str(), gout.data(), 0, 0, 3, stream);
       REQUIRE(a.status == AVGPOOL_SUCCESS);
       REQUIRE(b.status == AVGPOOL_SUCCESS);
-      CHECK(memcmp(a.gin.data(), b.gin.data(), a.gin.size()) == 0);
-      CHECK(compare_grad(p, gout.data(), a.gin.data(), nullptr).count == 0);
+      CHECK(memcmp(a.out.data(), b.out.data(), a.out.size()) == 0);
+      CHECK(compare_grad(p, gout.data(), a.out.data(), nullptr).count == 0);
     }
   }
   cudaStreamDestroy(stream);
