@@ -41,12 +41,10 @@ sys.path.append(os.path.join(_HERE, "..", "..", "python"))  # the avgpool packag
 from avgpool import _lib  # noqa: E402
 from sweeplib import driver, report  # noqa: E402
 
-COLUMNS = [("configuration", "label", "", -50), ("MB", "in_mb", ".1f", 7),
-           ("fast ms", "fast_ms", ".3f", 9), ("pyt ms", "pytorch_ms", ".3f", 9), ("dnnl ms", "dnnl_ms", ".3f", 9),
-           ("loop ms", "loop_ms", ".3f", 9), ("vs dnnl f", "fast_vs_dnnl", ".2f", 9),
-           ("vs dnnl p", "pytorch_vs_dnnl", ".2f", 9), ("vs loop f", "fast_vs_loop", ".2f", 9),
-           ("roof f", "fast_of_roof", ".2f", 6), ("roof p", "pytorch_of_roof", ".2f", 6), ("check", "check", "", 5),
-           (" impl (fast / pytorch when different)", "impls", "", -30)]
+COLUMNS = report.columns(".3f", [
+    ("dnnl ms", "dnnl_ms", ".3f", 9), ("loop ms", "loop_ms", ".3f", 9), ("vs dnnl f", "fast_vs_dnnl", ".2f", 9),
+    ("vs dnnl p", "pytorch_vs_dnnl", ".2f", 9), ("vs loop f", "fast_vs_loop", ".2f", 9),
+    ("roof f", "fast_of_roof", ".2f", 6), ("roof p", "pytorch_of_roof", ".2f", 6)])
 
 
 def complete(row, result):
@@ -95,16 +93,8 @@ def main():
     p.add_argument("--bin", help="the measuring program (default: beside the library)")
     p.add_argument("--budget-ms", type=float, default=600, help="time per contender per configuration")
     args = p.parse_args()
-    if args.summarize:
-        rows = driver.load(args.summarize)["rows"]
-        print(report.table_header(COLUMNS))
-        for r in rows:
-            print(report.table_line(r, COLUMNS))
-        print_summary(rows)
-        return
-    cfgs = driver.generate(args)
-    if args.dry_run:
-        driver.print_configs(cfgs)
+    cfgs = driver.configurations_to_measure(args, COLUMNS, print_summary)
+    if cfgs is None:
         return
     program = args.bin or os.path.join(os.path.dirname(os.path.realpath(_lib.library_path)), "bench", "cpu",
                                        "avgpool_sweep_cpu")
@@ -123,7 +113,7 @@ def main():
         row = dict(label=cfg.label(), config=cfg.to_dict(), in_bytes=cfg.in_bytes, out_bytes=cfg.out_bytes,
                    in_mb=cfg.in_bytes / (1 << 20))
         rows.append(complete(row, json.loads(line)))
-        print(report.table_line(row, COLUMNS) + (f"  ERROR {row['error']}" if row.get("error") else ""), flush=True)
+        print(report.row_line(row, COLUMNS), flush=True)
     if proc.wait() != 0 or len(rows) != len(cfgs):
         raise SystemExit(f"{program} stopped after {len(rows)} of {len(cfgs)} configurations (exit {proc.returncode})")
     lines = print_summary(rows)

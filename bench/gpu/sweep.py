@@ -42,11 +42,10 @@ sys.path.append(os.path.join(_HERE, "..", "..", "python"))  # the avgpool packag
 from avgpool import _lib  # noqa: E402
 from sweeplib import driver, report  # noqa: E402
 
-COLUMNS = [("configuration", "label", "", -50), ("MB", "in_mb", ".1f", 7),
-           ("fast ms", "fast_ms", ".4f", 9), ("pyt ms", "pytorch_ms", ".4f", 9), ("torch ms", "torch_ms", ".4f", 9),
-           ("vs torch f", "fast_vs_torch", ".2f", 10), ("vs torch p", "pytorch_vs_torch", ".2f", 10),
-           ("roof f", "fast_of_roof", ".2f", 6), ("roof p", "pytorch_of_roof", ".2f", 6),
-           ("check", "check", "", 5), (" impl (fast / pytorch when different)", "impls", "", -30)]
+COLUMNS = report.columns(".4f", [
+    ("torch ms", "torch_ms", ".4f", 9), ("vs torch f", "fast_vs_torch", ".2f", 10),
+    ("vs torch p", "pytorch_vs_torch", ".2f", 10), ("roof f", "fast_of_roof", ".2f", 6),
+    ("roof p", "pytorch_of_roof", ".2f", 6)])
 
 # One unit in the last place at 1.0 for each dtype.
 _ULP = {"f32": 2.0 ** -23, "f16": 2.0 ** -10, "bf16": 2.0 ** -7, "f64": 2.0 ** -52}
@@ -85,16 +84,8 @@ def print_summary(rows):
 
 def main():
     args = driver.parser(__doc__, 2 << 30, ("f32", "f16", "bf16", "f64")).parse_args()
-    if args.summarize:
-        rows = driver.load(args.summarize)["rows"]
-        print(report.table_header(COLUMNS))
-        for r in rows:
-            print(report.table_line(r, COLUMNS))
-        print_summary(rows)
-        return
-    cfgs = driver.generate(args)
-    if args.dry_run:
-        driver.print_configs(cfgs)
+    cfgs = driver.configurations_to_measure(args, COLUMNS, print_summary)
+    if cfgs is None:
         return
 
     import torch
@@ -110,7 +101,7 @@ def main():
     for cfg in cfgs:
         row = measure(cfg, bw, fast_tolerance(cfg))
         rows.append(row)
-        print(report.table_line(row, COLUMNS) + (f"  ERROR {row['error']}" if row.get("error") else ""), flush=True)
+        print(report.row_line(row, COLUMNS), flush=True)
     lines = print_summary(rows)
     if args.json:
         driver.save(args.json, dict(device=props.name, torch=torch.__version__, seed=args.seed, count=len(cfgs),

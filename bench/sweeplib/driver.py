@@ -6,7 +6,7 @@ import json
 import re
 import time
 
-from . import configs
+from . import configs, report
 
 _UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
 
@@ -57,3 +57,21 @@ def save(path, meta, rows, summary):
     with open(path, "w") as f:
         json.dump(dict(meta, date=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), summary=summary,
                        rows=rows), f, indent=1)
+
+
+def configurations_to_measure(args, columns, print_summary):
+    """The configurations to measure, or None when the command was
+    --summarize (the saved run's table and summary printed) or --dry-run
+    (the configurations printed)."""
+    if args.summarize:
+        rows = load(args.summarize)["rows"]
+        print(report.table_header(columns))
+        for r in rows:
+            print(report.row_line(r, columns))
+        print_summary(rows)
+        return None
+    cfgs = generate(args)
+    if args.dry_run:
+        print_configs(cfgs)
+        return None
+    return cfgs

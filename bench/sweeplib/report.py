@@ -25,6 +25,15 @@ def _fmt(value, spec):
     return format(value, spec)
 
 
+def columns(ms_spec, anchors):
+    """A sweep's table: the configuration, its size, ours in each numerics
+    (ms, ms_spec), then anchors (header, key, format spec, width; negative
+    widths left-align), then the check and the implementations."""
+    return ([("configuration", "label", "", -50), ("MB", "in_mb", ".1f", 7),
+             ("fast ms", "fast_ms", ms_spec, 9), ("pyt ms", "pytorch_ms", ms_spec, 9)] + list(anchors)
+            + [("check", "check", "", 5), (" impl (fast / pytorch when different)", "impls", "", -30)])
+
+
 def table_header(columns):
     """columns: (header, key, format spec, width) tuples."""
     return " ".join(h.rjust(w) if w > 0 else h.ljust(-w) for h, _, _, w in columns)
@@ -36,6 +45,11 @@ def table_line(row, columns):
         s = _fmt(row.get(key), spec)
         cells.append(s.rjust(w) if w > 0 else s.ljust(-w))
     return " ".join(cells)
+
+
+def row_line(row, columns):
+    """The table line of row, its error (if any) after it."""
+    return table_line(row, columns) + (f"  ERROR {row['error']}" if row.get("error") else "")
 
 
 def ratio_summary(rows, numerics, anchor, anchor_name, roof_name, roof_threshold=0.6):
