@@ -2,7 +2,9 @@
 # One device call: GPU tests, benchmark (ours vs read pass vs cuDNN), PyTorch
 # comparison; results under $OUT. Usage (from the repository root, with
 # the build folder carried, B=build-final by default):
-#   bash bench/gpu/device_run.sh [tests|bench|backward|sanitize|profile|portability|all]
+#   bash bench/gpu/device_run.sh [tests|bench|backward|sanitize|profile|portability|sweep|all]
+# sweep (not in all): the random-configuration sweep against PyTorch on
+# seeds $SWEEP_SEEDS (default "1 2"), bench/gpu/sweep.py.
 # portability (not in all): the fat binary's architectures, then the GPU
 # suite as an sm_80 and an sm_75 see it (AVGPOOL_CUDA_TREAT_AS_SM).
 what=${1:-all}
@@ -41,6 +43,12 @@ if [[ $what == portability ]]; then
   for sm in 80 75; do
     AVGPOOL_CUDA_TREAT_AS_SM=$sm timeout 400 ctest --test-dir $B -L gpu -V 2>&1 | grep -vE "^[0-9]+: *$" \
       | tee $OUT/gpu-tests-sm$sm.log | tail -25
+  done
+fi
+if [[ $what == sweep ]]; then
+  for seed in ${SWEEP_SEEDS:-1 2}; do
+    AVGPOOL_LIBRARY=$B/libavgpool.so timeout 300 python3 bench/gpu/sweep.py --seed $seed \
+      --json $OUT/sweep-seed$seed.json 2>&1 | tee $OUT/sweep-seed$seed.log | tail -n 30
   done
 fi
 if [[ $what == sanitize || $what == all ]]; then

@@ -20,6 +20,8 @@ import ctypes, json, sys, time
 import torch
 import torch.nn.functional as F
 
+from torch_util import bitwise_equal, max_abs_diff, time_events
+
 lib_path = sys.argv[1]
 json_path = sys.argv[sys.argv.index("--json") + 1] if "--json" in sys.argv else None
 reps = int(sys.argv[sys.argv.index("--reps") + 1]) if "--reps" in sys.argv else 30
@@ -42,21 +44,8 @@ lib.avgpool_plan_impl_name.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_
 
 DT = {torch.float32: 0, torch.float16: 1, torch.bfloat16: 2, torch.float64: 3}
 
-def median(v):
-    v = sorted(v)
-    return v[len(v) // 2]
-
 def time_fn(fn):
-    for _ in range(3):
-        fn()
-    torch.cuda.synchronize()
-    ts = []
-    for _ in range(reps):
-        a = torch.cuda.Event(enable_timing=True); b = torch.cuda.Event(enable_timing=True)
-        a.record(); fn(); b.record()
-        ts.append((a, b))
-    torch.cuda.synchronize()
-    return median([a.elapsed_time(b) for a, b in ts])
+    return time_events(fn, reps)
 
 cases = []
 for dt in (torch.float32, torch.float16, torch.bfloat16):
@@ -73,9 +62,6 @@ for cl in (False, True):
 
 
 lib.avgpool_plan_backward_impl_name.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_char_p)]
-INT_VIEW = {torch.float32: torch.int32, torch.float16: torch.int16, torch.bfloat16: torch.int16,
-            torch.float64: torch.int64}
-
 
 def make_plan(shape, k, s, pad, ceil, incl, dt, cl, numerics):
     p = Params()
@@ -88,31 +74,6 @@ def make_plan(shape, k, s, pad, ceil, incl, dt, cl, numerics):
     if lib.avgpool_plan_create(ctypes.byref(p), ctypes.byref(plan)) != 0:
         return None, lib.avgpool_last_error_message().decode()
     return plan, None
-
-
-def batch_chunks(t):
-    """Slices of t along the batch dimension of at most 2^26 elements each (at
-    least one item), so that comparisons never hold a second copy of a
-    tensor of 2^32 elements."""
-    per_item = max(1, t[0].numel())
-    step = max(1, (1 << 26) // per_item)
-    for i in range(0, t.shape[0], step):
-        yield slice(i, min(i + step, t.shape[0]))
-
-
-def bitwise_equal(a, b):
-    iv = INT_VIEW[a.dtype]
-    for s in batch_chunks(a):
-        if not torch.equal(a[s].contiguous().view(iv), b[s].contiguous().view(iv)):
-            return False
-    return True
-
-
-def max_abs_diff(a, b):
-    m = 0.0
-    for s in batch_chunks(a):
-        m = max(m, float((a[s].contiguous().double() - b[s].contiguous().double()).abs().max()))
-    return m
 
 
 def backward_main():

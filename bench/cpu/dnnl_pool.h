@@ -1,0 +1,60 @@
+// oneDNN's average pooling, the CPU benchmarks' library anchor: forward
+// (inference) and backward primitives for an avgpool problem, in its layout
+// and dtype, on buffers the caller owns.
+//
+// oneDNN has include- and exclude-padding averages but no divisor_override
+// and no f64 pooling; ceil_mode becomes extra right padding (padding_r),
+// whose include-padding divisor then counts the overhang, unlike PyTorch:
+// these primitives are for timing, not for reference values.
+#pragma once
+
+#include <stdint.h>
+
+#include <string>
+
+#include "avgpool/avgpool.h"
+
+#if defined(AVGPOOL_BENCH_WITH_DNNL)
+#include <oneapi/dnnl/dnnl.hpp>
+#endif
+
+namespace avgpool_bench {
+
+// Why oneDNN cannot compute p (empty when it can try; it may still have no
+// implementation, which the constructors report by throwing dnnl::error).
+std::string dnnl_refusal(const avgpool_params& p);
+
+#if defined(AVGPOOL_BENCH_WITH_DNNL)
+class DnnlForward {
+ public:
+  // y (p.n, p.c, oh, ow) from x; throws dnnl::error.
+  DnnlForward(const avgpool_params& p, int64_t oh, int64_t ow, void* x, void* y);
+  void run();
+  const std::string& impl() const { return impl_; }
+
+ private:
+  dnnl::engine eng_{dnnl::engine::kind::cpu, 0};
+  dnnl::stream strm_{eng_};
+  dnnl::pooling_forward prim_;
+  dnnl::memory src_, dst_;
+  std::string impl_;
+};
+
+class DnnlBackward {
+ public:
+  // grad_input (p's input dims) from grad_output (p.n, p.c, oh, ow); a
+  // forward_training descriptor is its hint. Throws dnnl::error.
+  DnnlBackward(const avgpool_params& p, int64_t oh, int64_t ow, void* grad_output, void* grad_input);
+  void run();
+  const std::string& impl() const { return impl_; }
+
+ private:
+  dnnl::engine eng_{dnnl::engine::kind::cpu, 0};
+  dnnl::stream strm_{eng_};
+  dnnl::pooling_backward prim_;
+  dnnl::memory diff_src_, diff_dst_;
+  std::string impl_;
+};
+#endif
+
+}  // namespace avgpool_bench

@@ -1,0 +1,71 @@
+"""One sweep configuration on the GPU: avgpool (CUDA backend, AUTO, fast and
+pytorch numerics) and torch.nn.functional.avg_pool2d on the same input,
+checked and timed in the same process; and the copy bandwidth behind the
+roofline."""
+import torch
+import torch.nn.functional as F
+
+from avgpool import _lib
+from torch_util import bitwise_equal, max_abs_diff, time_queued
+
+TORCH_DTYPES = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16, "f64": torch.float64}
+_NUMERICS = (("fast", _lib.NUMERICS_FAST), ("pytorch", _lib.NUMERICS_PYTORCH))
+
+
+def copy_bandwidth(nbytes=2 << 30):
+    """Bytes read + written per second by a device-to-device copy of nbytes."""
+    x = torch.empty(nbytes // 4, dtype=torch.float32, device="cuda").uniform_()
+    y = torch.empty_like(x)
+    ms = time_queued(lambda: y.copy_(x), reps=5)
+    del x, y
+    torch.cuda.empty_cache()
+    return 2 * nbytes / (ms * 1e-3)
+
+
+def measure(cfg, copy_bw, fast_tolerance):
+    """The row of cfg (see bench/sweeplib/report.py); a failure of PyTorch or
+    of the library (out of memory, a refused plan) is the row's "error"."""
+    row = dict(label=cfg.label(), config=cfg.to_dict(), in_bytes=cfg.in_bytes, out_bytes=cfg.out_bytes,
+               in_mb=cfg.in_bytes / (1 << 20), roof_ms=(cfg.in_bytes + cfg.out_bytes) / copy_bw * 1e3)
+    try:
+        _measure(cfg, row, fast_tolerance)
+    except (RuntimeError, ValueError) as e:
+        row["error"] = str(e).splitlines()[0][:200] if str(e) else type(e).__name__
+        row["check"] = "error"
+    torch.cuda.synchronize()
+    torch.cuda.empty_cache()
+    return row
+
+
+def _measure(cfg, row, fast_tolerance):
+    dt = TORCH_DTYPES[cfg.dtype]
+    fmt = torch.channels_last if cfg.layout == "nhwc" else torch.contiguous_format
+    x = torch.empty((cfg.n, cfg.c, cfg.h, cfg.w), dtype=dt, device="cuda", memory_format=fmt).uniform_(-1, 1)
+    pool = ((cfg.kh, cfg.kw), (cfg.sh, cfg.sw), (cfg.ph, cfg.pw), cfg.ceil, cfg.include_pad, cfg.divisor or None)
+    # The reference: PyTorch on the NCHW-contiguous input (its channels_last
+    # kernel has been wrong with padding).
+    ref = F.avg_pool2d(x.contiguous(), *pool)
+    out_dims = (cfg.n, cfg.c, cfg.oh, cfg.ow)
+    if tuple(ref.shape) != out_dims:
+        raise RuntimeError(f"PyTorch's output is {tuple(ref.shape)}, the library's {out_dims}")
+    out = torch.empty(out_dims, dtype=dt, device="cuda", memory_format=fmt)
+    src, dst, stream = x.data_ptr(), out.data_ptr(), torch.cuda.current_stream().cuda_stream
+    for name, numerics in _NUMERICS:
+        plan = _lib.Plan(cfg.params(_lib.BACKEND_CUDA, numerics))
+        row[f"{name}_impl"] = plan.impl_name
+        out.fill_(float("nan"))  # an element left unwritten fails the check
+        plan.execute(src, dst, stream)
+        if name == "pytorch":
+            row["pytorch_bitwise"] = bitwise_equal(out, ref)
+        else:
+            row["fast_max_err"] = max_abs_diff(out, ref)
+            row["fast_ok"] = row["fast_max_err"] <= fast_tolerance
+        execute = plan.execute
+        row[f"{name}_ms"] = time_queued(lambda: execute(src, dst, stream))
+    row["torch_ms"] = time_queued(lambda: F.avg_pool2d(x, *pool))
+    for name, _ in _NUMERICS:
+        row[f"{name}_vs_torch"] = row["torch_ms"] / row[f"{name}_ms"]
+        row[f"{name}_of_roof"] = row["roof_ms"] / row[f"{name}_ms"]
+    row["check"] = "ok" if row["pytorch_bitwise"] and row["fast_ok"] else "DIFF"
+    fast, exact = row["fast_impl"], row["pytorch_impl"]
+    row["impls"] = fast if fast == exact else f"{fast} / {exact}"
