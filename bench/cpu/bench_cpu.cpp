@@ -74,18 +74,38 @@ avgpool_params params_of(const Case& c, avgpool_layout layout, avgpool_numerics 
   return p;
 }
 
+// One case's plans in fast and pytorch numerics, and its sizes (destroyed
+// with it); ok() is false, with the library's message, when either fails.
+struct CasePlans {
+  avgpool_params fast_params;
+  avgpool_plan *fast = nullptr, *exact = nullptr;
+  int64_t ns = 0, nd = 0, dims[4] = {0, 0, 0, 0};
+  CasePlans(const Case& c, avgpool_layout layout) : fast_params(params_of(c, layout, AVGPOOL_NUMERICS_FAST)) {
+    const avgpool_params exact_params = params_of(c, layout, AVGPOOL_NUMERICS_PYTORCH);
+    if (avgpool_plan_create(&fast_params, &fast) != AVGPOOL_SUCCESS ||
+        avgpool_plan_create(&exact_params, &exact) != AVGPOOL_SUCCESS)
+      return;
+    avgpool_plan_sizes(fast, &ns, &nd);
+    avgpool_plan_output_dims(fast, dims);
+  }
+  ~CasePlans() {
+    avgpool_plan_destroy(fast);
+    avgpool_plan_destroy(exact);
+  }
+  CasePlans(const CasePlans&) = delete;
+  CasePlans& operator=(const CasePlans&) = delete;
+  bool ok() const { return fast != nullptr && exact != nullptr; }
+};
+
 void BM_backward(benchmark::State& state, Case c, avgpool_layout layout) {
-  avgpool_params fast = params_of(c, layout, AVGPOOL_NUMERICS_FAST);
-  avgpool_params exact = params_of(c, layout, AVGPOOL_NUMERICS_PYTORCH);
-  avgpool_plan *plan = nullptr, *plan_exact = nullptr;
-  if (avgpool_plan_create(&fast, &plan) != AVGPOOL_SUCCESS ||
-      avgpool_plan_create(&exact, &plan_exact) != AVGPOOL_SUCCESS) {
+  const CasePlans plans(c, layout);
+  if (!plans.ok()) {
     state.SkipWithError(avgpool_last_error_message());
     return;
   }
-  int64_t ns = 0, nd = 0, dims[4];
-  avgpool_plan_sizes(plan, &ns, &nd);
-  avgpool_plan_output_dims(plan, dims);
+  avgpool_plan *plan = plans.fast, *plan_exact = plans.exact;
+  const avgpool_params& fast = plans.fast_params;
+  const int64_t ns = plans.ns, nd = plans.nd, *dims = plans.dims;
   const char* impl = nullptr;
   const char* impl_exact = nullptr;
   if (avgpool_plan_backward_impl_name(plan, &impl) != AVGPOOL_SUCCESS ||
@@ -139,22 +159,17 @@ void BM_backward(benchmark::State& state, Case c, avgpool_layout layout) {
   label += " | dnnl " + dnnl.impl();
 #endif
   state.SetLabel(label);
-  avgpool_plan_destroy(plan);
-  avgpool_plan_destroy(plan_exact);
 }
 
 void BM_alternate(benchmark::State& state, Case c, avgpool_layout layout) {
-  avgpool_params fast = params_of(c, layout, AVGPOOL_NUMERICS_FAST);
-  avgpool_params exact = params_of(c, layout, AVGPOOL_NUMERICS_PYTORCH);
-  avgpool_plan *plan = nullptr, *plan_exact = nullptr;
-  if (avgpool_plan_create(&fast, &plan) != AVGPOOL_SUCCESS ||
-      avgpool_plan_create(&exact, &plan_exact) != AVGPOOL_SUCCESS) {
+  const CasePlans plans(c, layout);
+  if (!plans.ok()) {
     state.SkipWithError(avgpool_last_error_message());
     return;
   }
-  int64_t ns = 0, nd = 0, dims[4];
-  avgpool_plan_sizes(plan, &ns, &nd);
-  avgpool_plan_output_dims(plan, dims);
+  avgpool_plan *plan = plans.fast, *plan_exact = plans.exact;
+  const avgpool_params& fast = plans.fast_params;
+  const int64_t ns = plans.ns, nd = plans.nd, *dims = plans.dims;
   const char* impl = nullptr;
   avgpool_plan_impl_name(plan, &impl);
   Buffer x(ns * 4), y(nd * 4), copy(ns * 4);
@@ -204,8 +219,6 @@ void BM_alternate(benchmark::State& state, Case c, avgpool_layout layout) {
   label += " | dnnl " + dnnl.impl();
 #endif
   state.SetLabel(label);
-  avgpool_plan_destroy(plan);
-  avgpool_plan_destroy(plan_exact);
 }
 
 void BM_plain_loop(benchmark::State& state, Case c) {

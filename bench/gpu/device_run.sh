@@ -26,7 +26,7 @@ if [[ $what == bench || $what == all ]]; then
   for impl in cuda:nhwc_column_walk cuda:nhwc_tile_stream; do
     timeout 60 $B/bench/gpu/avgpool_gpu_bench --only nhwc --impl $impl --reps 10 2>&1 | grep -vE "^device|^cuDNN|^copy" | tee -a $OUT/bench-forced.log
   done
-  timeout 200 python3 $B/bench/gpu/torch_compare.py $B/libavgpool.so --json $OUT/torch.json 2>&1 | tee $OUT/torch.log
+  timeout 200 python3 bench/gpu/torch_compare.py $B/libavgpool.so --json $OUT/torch.json 2>&1 | tee $OUT/torch.log
 fi
 if [[ $what == backward || $what == all ]]; then
   # The backward: AUTO's choice against the read-grad_output + write-grad_input
@@ -35,7 +35,7 @@ if [[ $what == backward || $what == all ]]; then
   for impl in cuda:backward_broadcast cuda:backward_gather; do
     timeout 120 $B/bench/gpu/avgpool_gpu_bench --backward --impl $impl --reps 10 2>&1 | grep -vE "^device|^backward mode" | tee -a $OUT/bench-backward-forced.log
   done
-  timeout 300 python3 $B/bench/gpu/torch_compare.py $B/libavgpool.so --backward --json $OUT/torch-backward.json 2>&1 | tee $OUT/torch-backward.log
+  timeout 300 python3 bench/gpu/torch_compare.py $B/libavgpool.so --backward --json $OUT/torch-backward.json 2>&1 | tee $OUT/torch-backward.log
 fi
 if [[ $what == portability ]]; then
   { cuobjdump --list-elf $B/libavgpool.so; cuobjdump --list-ptx $B/libavgpool.so; } 2>&1 | tee $OUT/fatbin.log

@@ -16,28 +16,22 @@ grad_input has 2^32 elements), its reference and time are per batch item.
 
 usage: torch_compare.py LIBAVGPOOL.so [--backward] [--json FILE] [--reps N]
 """
-import ctypes, json, sys, time
+import ctypes, json, os, sys, time
 import torch
 import torch.nn.functional as F
 
 from torch_util import bitwise_equal, max_abs_diff, time_events
 
 lib_path = sys.argv[1]
+# The Python package's view of the C API (the parameter struct), on the
+# library under test.
+os.environ["AVGPOOL_LIBRARY"] = lib_path
+sys.path.append(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
+from avgpool._lib import Params  # noqa: E402
 json_path = sys.argv[sys.argv.index("--json") + 1] if "--json" in sys.argv else None
 reps = int(sys.argv[sys.argv.index("--reps") + 1]) if "--reps" in sys.argv else 30
 
 lib = ctypes.CDLL(lib_path)
-
-class Params(ctypes.Structure):
-    _fields_ = [("struct_size", ctypes.c_size_t),
-                ("n", ctypes.c_int64), ("c", ctypes.c_int64), ("h", ctypes.c_int64), ("w", ctypes.c_int64),
-                ("kernel_h", ctypes.c_int64), ("kernel_w", ctypes.c_int64),
-                ("stride_h", ctypes.c_int64), ("stride_w", ctypes.c_int64),
-                ("padding_h", ctypes.c_int64), ("padding_w", ctypes.c_int64),
-                ("ceil_mode", ctypes.c_int32), ("count_include_pad", ctypes.c_int32),
-                ("divisor_override", ctypes.c_int64),
-                ("dtype", ctypes.c_int), ("layout", ctypes.c_int), ("backend", ctypes.c_int),
-                ("numerics", ctypes.c_int)]
 
 lib.avgpool_last_error_message.restype = ctypes.c_char_p
 lib.avgpool_plan_impl_name.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_char_p)]
