@@ -35,6 +35,7 @@
 #include <algorithm>
 #include <random>
 #include <string>
+#include <functional>
 #include <vector>
 
 #include "avgpool/avgpool.h"
@@ -239,6 +240,33 @@ double copy_rate(char* buf, int64_t buf_bytes, cudaStream_t stream) {
   return 2.0 * bytes / (median(t) * 1e-3) / 1e9;
 }
 
+// Median milliseconds of each of fns, run in turn `reps` times on stream
+// (ours and its anchors alternate, so drift touches all of them alike).
+std::vector<double> alternate_medians(cudaStream_t stream, int reps, const std::vector<std::function<void()>>& fns) {
+  const size_t k = fns.size();
+  std::vector<cudaEvent_t> ev(k * reps + 1);
+  for (auto& e : ev) cudaEventCreate(&e);
+  cudaEventRecord(ev[0], stream);
+  for (int r = 0; r < reps; ++r)
+    for (size_t f = 0; f < k; ++f) {
+      fns[f]();
+      cudaEventRecord(ev[k * r + f + 1], stream);
+    }
+  CK(cudaStreamSynchronize(stream));
+  CK(cudaGetLastError());
+  std::vector<std::vector<float>> t(k);
+  for (int r = 0; r < reps; ++r)
+    for (size_t f = 0; f < k; ++f) {
+      float ms = 0;
+      cudaEventElapsedTime(&ms, ev[k * r + f], ev[k * r + f + 1]);
+      t[f].push_back(ms);
+    }
+  for (auto& e : ev) cudaEventDestroy(e);
+  std::vector<double> medians;
+  for (auto& v : t) medians.push_back(median(v));
+  return medians;
+}
+
 // ---- backward mode (--backward) ----------------------------------------------------------
 // avgpool_plan_backward (grad_input from grad_output; AUTO's backward, or
 // --impl NAME's) on every case, against two anchors timed in the same run,
@@ -310,27 +338,8 @@ int backward_bench(int reps, const char* json_path, const char* only, const char
       continue;
     }
     CK(cudaStreamSynchronize(stream));
-    std::vector<cudaEvent_t> ev(2 * reps + 1);
-    for (auto& e : ev) cudaEventCreate(&e);
-    cudaEventRecord(ev[0], stream);
-    for (int r = 0; r < reps; ++r) {
-      ours();
-      cudaEventRecord(ev[2 * r + 1], stream);
-      read_write_pass();
-      cudaEventRecord(ev[2 * r + 2], stream);
-    }
-    CK(cudaStreamSynchronize(stream));
-    CK(cudaGetLastError());
-    std::vector<float> t_ours, t_rw;
-    for (int r = 0; r < reps; ++r) {
-      float a = 0, b = 0;
-      cudaEventElapsedTime(&a, ev[2 * r], ev[2 * r + 1]);
-      cudaEventElapsedTime(&b, ev[2 * r + 1], ev[2 * r + 2]);
-      t_ours.push_back(a);
-      t_rw.push_back(b);
-    }
-    for (auto& e : ev) cudaEventDestroy(e);
-    const double t = median(t_ours), rw = median(t_rw);
+    const std::vector<double> ms = alternate_medians(stream, reps, {ours, read_write_pass});
+    const double t = ms[0], rw = ms[1];
 
     // Check sampled elements of the timed grad_input.
     int64_t bad = 0;
@@ -455,24 +464,8 @@ int main(int argc, char** argv) {
   if (have_cudnn) dnn.set_stream(dnn.handle, stream);
 
   // Copy roofline: device-to-device copy of 8 GiB (read + write counted).
-  double copy_gbps = 0;
-  {
-    const int64_t bytes = 8LL << 30;
-    std::vector<float> t;
-    cudaEvent_t a, b;
-    cudaEventCreate(&a); cudaEventCreate(&b);
-    for (int r = 0; r < 6; ++r) {
-      cudaEventRecord(a, stream);
-      CK(cudaMemcpyAsync(src + (max_src - bytes), src, (size_t)bytes, cudaMemcpyDeviceToDevice, stream));
-      cudaEventRecord(b, stream);
-      cudaEventSynchronize(b);
-      float ms = 0;
-      cudaEventElapsedTime(&ms, a, b);
-      if (r > 0) t.push_back(ms);
-    }
-    copy_gbps = 2.0 * bytes / (median(t) * 1e-3) / 1e9;
-    printf("copy roofline: %.0f GB/s (8 GiB device-to-device, read + write)\n", copy_gbps);
-  }
+  const double copy_gbps = copy_rate(src, max_src, stream);
+  printf("copy roofline: %.0f GB/s (8 GiB device-to-device, read + write)\n", copy_gbps);
 
   FILE* json = json_path ? fopen(json_path, "w") : nullptr;
   if (json) fprintf(json, "{\n \"device\": \"%s\", \"date\": \"%s\", \"copy_gbps\": %.1f,\n \"cases\": [\n",
@@ -542,31 +535,9 @@ int main(int argc, char** argv) {
                                                                          (float4*)dst2, dbytes / 16);
     };
     read_write_pass();
-    std::vector<cudaEvent_t> ev(3 * reps + 1);
-    for (auto& e : ev) cudaEventCreate(&e);
-    cudaEventRecord(ev[0], stream);
-    for (int r = 0; r < reps; ++r) {
-      avgpool_plan_execute(plan, src, dst, stream);
-      cudaEventRecord(ev[3 * r + 1], stream);
-      read_pass();
-      cudaEventRecord(ev[3 * r + 2], stream);
-      read_write_pass();
-      cudaEventRecord(ev[3 * r + 3], stream);
-    }
-    CK(cudaStreamSynchronize(stream));
-    CK(cudaGetLastError());
-    std::vector<float> t_ours, t_read, t_rw;
-    for (int r = 0; r < reps; ++r) {
-      float a = 0, b = 0, c = 0;
-      cudaEventElapsedTime(&a, ev[3 * r], ev[3 * r + 1]);
-      cudaEventElapsedTime(&b, ev[3 * r + 1], ev[3 * r + 2]);
-      cudaEventElapsedTime(&c, ev[3 * r + 2], ev[3 * r + 3]);
-      t_ours.push_back(a);
-      t_read.push_back(b);
-      t_rw.push_back(c);
-    }
-    for (auto& e : ev) cudaEventDestroy(e);
-    const double ours = median(t_ours), rd = median(t_read), rw = median(t_rw);
+    const std::vector<double> ms =
+        alternate_medians(stream, reps, {[&] { avgpool_plan_execute(plan, src, dst, stream); }, read_pass, read_write_pass});
+    const double ours = ms[0], rd = ms[1], rw = ms[2];
 
     // cuDNN (no ceil_mode there)
     double dnn_ms = -1;

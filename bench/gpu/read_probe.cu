@@ -94,19 +94,29 @@ __device__ void produce(const char* p, int64_t chunks, int64_t chunk_bytes, int 
 // addresses, 8 compiled but never executed, 9 stored before the stage is
 // released.
 constexpr int kMaxStages = 16;
+// Thread 0 sets up the input ring's barriers (a stage is full after the
+// producer's one arrival and its bytes, empty after 256 consumer arrivals)
+// and, for the storer variant, the output ring's; the caller then syncs.
+__device__ void init_rings(uint64_t* full, uint64_t* empty, int stages, uint64_t* ofull = nullptr,
+                           uint64_t* oempty = nullptr) {
+  for (int s = 0; s < stages; ++s) {
+    mbar_init(&full[s], 1);
+    mbar_init(&empty[s], 256);
+  }
+  for (int s = 0; ofull != nullptr && s < 4; ++s) {
+    mbar_init(&ofull[s], 256);
+    mbar_init(&oempty[s], 32);
+  }
+  asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+}
+
 template <int MODE>
 __global__ void __launch_bounds__(288, 2) ring(const char* __restrict__ p, int64_t bytes, int64_t chunk_bytes,
                                             int stage_bytes, int stages, float* sink) {
   extern __shared__ __align__(128) unsigned char smem[];
   __shared__ uint64_t full[kMaxStages], empty[kMaxStages];
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
-  if (tid == 0) {
-    for (int s = 0; s < stages; ++s) {
-      mbar_init(&full[s], 1);
-      mbar_init(&empty[s], 256);
-    }
-    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-  }
+  if (tid == 0) init_rings(full, empty, stages);
   __syncthreads();
   const int64_t chunks = bytes / chunk_bytes;
   int s = 0;
@@ -165,17 +175,7 @@ __global__ void __launch_bounds__(320, 2) ring_storer(const char* __restrict__ p
   __shared__ uint64_t full[kMaxStages], empty[kMaxStages], ofull[4], oempty[4];
   __shared__ float obuf[4][256];
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
-  if (tid == 0) {
-    for (int s = 0; s < stages; ++s) {
-      mbar_init(&full[s], 1);
-      mbar_init(&empty[s], 256);
-    }
-    for (int s = 0; s < 4; ++s) {
-      mbar_init(&ofull[s], 256);
-      mbar_init(&oempty[s], 32);
-    }
-    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-  }
+  if (tid == 0) init_rings(full, empty, stages, ofull, oempty);
   __syncthreads();
   const int64_t chunks = bytes / chunk_bytes;
   int s = 0;
