@@ -14,6 +14,7 @@ namespace {
 const Impl* const kImpls[] = {&kNchwRowStreamImpl, &kNchwVecColumnWalkImpl, &kNchwColumnWalkImpl,
                               &kNchwTiledImpl,     &kNchwRowBulkImpl,       &kNchwStrideEqImpl,
                               &kNhwcTileStreamImpl, &kNhwcColumnWalkImpl,   &kAnyDirectImpl,
+                              &kNchwWindowTeamImpl, &kNchwWindowChainImpl,  &kAnyWindowSplitImpl,
                               &kBackwardBroadcastImpl, &kBackwardGatherImpl};
 
 // Threads of one cuda:nchw_tiled block: tiles of fewer than two outputs per
@@ -73,6 +74,24 @@ bool tile_stream_wanted(const Problem& q) {
   return true;
 }
 
+// Large windows: at least kLargeWindow inputs per output (the window as
+// clipped to the input). Below it every window fits one thread's loop well
+// (k11: 121 inputs, global 7x7: 49); from it on, one thread per output
+// waits on hundreds of loads in a row, and the window is split over threads
+// (fast numerics) or staged by the block for one thread's chain (pytorch
+// numerics). The implementations size their teams, tiles and clusters from
+// the window against the outputs and planes at plan creation.
+constexpr int64_t kLargeWindow = 512;
+
+int64_t window_elements(const Problem& q) {
+  return (q.kh < q.h ? q.kh : q.h) * (q.kw < q.w ? q.kw : q.w);
+}
+
+// A window row this wide keeps a warp's lanes side by side on it
+// (cuda:nchw_window_team); narrower, taller windows take lanes over adjacent
+// outputs instead (cuda:any_window_split).
+constexpr int64_t kTeamRow = 32;
+
 size_t auto_order(const Problem& q, const DeviceInfo& device, Direction direction, const Impl** out, size_t cap) {
   size_t n = 0;
   auto add = [&](const Impl* impl) {
@@ -93,6 +112,13 @@ size_t auto_order(const Problem& q, const DeviceInfo& device, Direction directio
     // terms, computed once per window row and column walk.
     add(&kBackwardGatherImpl);
     return n;
+  }
+  if (window_elements(q) >= kLargeWindow) {
+    if (q.layout == AVGPOOL_LAYOUT_NCHW) {
+      if (!fast(q)) add(&kNchwWindowChainImpl);
+      else if ((q.kw < q.w ? q.kw : q.w) >= kTeamRow) add(&kNchwWindowTeamImpl);
+    }
+    add(&kAnyWindowSplitImpl);
   }
   if (q.layout == AVGPOOL_LAYOUT_NCHW) {
     if (row_stream_wanted(q)) add(&kNchwRowStreamImpl);
