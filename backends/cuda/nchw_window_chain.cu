@@ -16,7 +16,8 @@
 // result is bitwise PyTorch's. Shared memory holds acc_t values; with an
 // even column stride one pad word follows every sw columns, so the 32
 // chains of a warp (windows sw apart) read 32 different banks.
-// The fast numerics may use it too (PyTorch's order is one of theirs).
+// Fast numerics stage the same way and let each thread add its values in
+// four interleaved partial sums.
 // Any element-aligned pointers; axes below 2^28 (int32 in-plane index math),
 // 64-bit plane offsets.
 #include "impls.h"
@@ -42,7 +43,50 @@ struct ChainArgs : Geometry {
 
 __host__ __device__ __forceinline__ int skewed(int u, int pad_every) { return pad_every ? u + u / pad_every : u; }
 
-template <typename T>
+// sum + p[0] + p[1] + ... + p[n - 1], in that order: the next eight values'
+// loads are issued before the current eight are added, so the chain waits
+// on the adds' latency, not on shared-memory loads.
+template <typename A>
+__device__ __forceinline__ A add_run(const A* p, int n, A sum) {
+  int i = 0;
+  if (n >= 8) {
+    A v[8];
+#pragma unroll
+    for (int j = 0; j < 8; ++j) v[j] = p[j];
+    for (i = 8; i + 8 <= n; i += 8) {
+      A nv[8];
+#pragma unroll
+      for (int j = 0; j < 8; ++j) nv[j] = p[i + j];
+#pragma unroll
+      for (int j = 0; j < 8; ++j) sum += v[j];
+#pragma unroll
+      for (int j = 0; j < 8; ++j) v[j] = nv[j];
+    }
+#pragma unroll
+    for (int j = 0; j < 8; ++j) sum += v[j];
+  }
+  for (; i < n; ++i) sum += p[i];
+  return sum;
+}
+
+// Fast numerics: the same values in four interleaved partial sums (any
+// order is theirs), a quarter of the dependent adds.
+template <typename A>
+__device__ __forceinline__ A add_run_fast(const A* p, int n, A sum) {
+  A s[4] = {0, 0, 0, 0};
+  int i = 0;
+  for (; i + 8 <= n; i += 8) {
+    A v[8];
+#pragma unroll
+    for (int j = 0; j < 8; ++j) v[j] = p[i + j];
+#pragma unroll
+    for (int j = 0; j < 8; ++j) s[j % 4] += v[j];
+  }
+  for (; i < n; ++i) s[i % 4] += p[i];
+  return sum + ((s[0] + s[1]) + (s[2] + s[3]));
+}
+
+template <typename T, bool PYT>
 __global__ void __launch_bounds__(kThreads) chain_kernel(const T* __restrict__ src, T* __restrict__ dst, ChainArgs a) {
   using E = Elem<T>;
   using A = typename E::acc_t;
@@ -89,15 +133,29 @@ __global__ void __launch_bounds__(kThreads) chain_kernel(const T* __restrict__ s
       int y0, nr, x0, ncol;
       chunk_shape(k, &y0, &nr, &x0, &ncol);
       const int per = nr * ncol, total = np * per;
+      // (plane, row, column) of element t, then steps of kThreads elements:
+      // two divisions per chunk, not per element
+      int pi = t / per, rem = t - pi * per, row = rem / ncol, col = rem - row * ncol;
+      const int dpi = kThreads / per, drem = kThreads - dpi * per, drow = drem / ncol, dcol = drem - drow * ncol;
 #pragma unroll
       for (int j = 0; j < kPerThread; ++j) {
         const int e = t + j * kThreads;
         reg[j] = A(0);
         sidx[j] = -1;
         if (e < total) {
-          const int pi = e / per, rem = e - pi * per, row = rem / ncol, col = rem - row * ncol;
           reg[j] = E::to_acc(load1<true>(src + ((plane0 + pi) * a.h + y0 + row) * a.w + x0 + col));
           sidx[j] = pi * a.plane_pitch + row * a.pitch + skewed(col, a.pad_every);
+        }
+        pi += dpi;
+        row += drow;
+        col += dcol;
+        if (col >= ncol) {
+          col -= ncol;
+          ++row;
+        }
+        if (row >= nr) {
+          row -= nr;
+          ++pi;
         }
       }
     };
@@ -121,17 +179,14 @@ __global__ void __launch_bounds__(kThreads) chain_kernel(const T* __restrict__ s
         for (int y = ry0; y < ry1; ++y) {
           const A* row = plane_buf + (y - y0) * a.pitch;
           if (a.pad_every == 0) {
-#pragma unroll 8
-            for (int x = cx0; x < cx1; ++x) sum += row[x - x0];
+            sum = PYT ? add_run(row + (cx0 - x0), cx1 - cx0, sum) : add_run_fast(row + (cx0 - x0), cx1 - cx0, sum);
           } else {
-            int u = cx0 - x0, pos = skewed(u, a.pad_every), m = u % a.pad_every;
-            for (int x = cx0; x < cx1; ++x) {
-              sum += row[pos];
-              ++pos;
-              if (++m == a.pad_every) {
-                m = 0;
-                ++pos;
-              }
+            // runs of contiguous columns between pad words, in order
+            for (int u = cx0 - x0, ue = cx1 - x0; u < ue;) {
+              const int run_end = min(ue, (u / a.pad_every + 1) * a.pad_every);
+              sum = PYT ? add_run(row + skewed(u, a.pad_every), run_end - u, sum)
+                        : add_run_fast(row + skewed(u, a.pad_every), run_end - u, sum);
+              u = run_end;
             }
           }
         }
@@ -182,12 +237,13 @@ avgpool_status init(const Problem& q, const DeviceInfo& device, ConfigPtr* confi
   a.pitch = skewed(a.slab - 1, a.pad_every) + 1;
   a.plane_pitch = a.rows_per_chunk * a.pitch;
   if (tp > 1 && a.plane_pitch % 2 == 0) ++a.plane_pitch;  // the planes' chains in different banks
-  const avgpool_status s = dispatch_dtype_cuda(q.dtype, [&](auto zero) {
+  const avgpool_status s = for_problem_types(q, [&](auto zero, auto pyt) {
     using T = decltype(zero);
     using A = typename Elem<T>::acc_t;
     const int64_t smem = 2 * (int64_t)tp * a.plane_pitch * (int64_t)sizeof(A);
-    return use_kernel<ChainArgs, T, chain_kernel<T>>(c.get(), "chain_kernel", kThreads, smem,
-                                                     GridShape{a.tiles, false}, device, why);
+    return use_kernel<ChainArgs, T, chain_kernel<T, decltype(pyt)::value>>(
+        c.get(), pyt ? "chain_kernel<pytorch>" : "chain_kernel<fast>", kThreads, smem, GridShape{a.tiles, false},
+        device, why);
   });
   return hand_over(s, std::move(c), config);
 }

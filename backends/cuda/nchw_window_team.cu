@@ -65,38 +65,34 @@ __device__ __forceinline__ typename Elem<T>::acc_t flat_sum(const T* p, int64_t 
 
 // Sum of rows [ya, yb) x columns [xa, xb) of a plane (row pitch w) by the G
 // lanes of a team: lanes side by side along a row; a row narrower than the
-// team gives each group of lanes its own rows.
+// team gives each group of lanes its own rows. Four rows' loads are issued
+// before their adds: one row at a time left each lane waiting on a load per
+// add (H200, k32 s16 on 8x64x512x512: 1.45 ms).
 template <typename T, int G>
 __device__ __forceinline__ typename Elem<T>::acc_t rect_sum(const T* plane, int64_t w, int64_t ya, int64_t yb,
                                                             int64_t xa, int64_t xb, int t) {
   using A = typename Elem<T>::acc_t;
   const int64_t width = xb - xa;
-  A s = 0, s1 = 0;
-  if (width >= G) {
-    for (int64_t y = ya; y < yb; ++y) {
-      const T* row = plane + y * w;
-      int64_t x = xa + t;
-      for (; x + G < xb; x += 2 * G) {
-        s += Elem<T>::to_acc(load1<false>(row + x));
-        s1 += Elem<T>::to_acc(load1<false>(row + x + G));
-      }
-      if (x < xb) s += Elem<T>::to_acc(load1<false>(row + x));
-    }
-  } else {
-    int tw = 1;
+  A s[4] = {0, 0, 0, 0};
+  int tw = G;
+  if (width < G) {
+    tw = 1;
     while (tw < width) tw <<= 1;
-    const int groups = G / tw, col = t % tw;
-    if (col < width) {
-      const T* p = plane + xa + col;
-      int64_t y = ya + t / tw;
-      for (; y + groups < yb; y += 2 * groups) {
-        s += Elem<T>::to_acc(load1<false>(p + y * w));
-        s1 += Elem<T>::to_acc(load1<false>(p + (y + groups) * w));
-      }
-      if (y < yb) s += Elem<T>::to_acc(load1<false>(p + y * w));
-    }
   }
-  return s + s1;
+  const int groups = G / tw;  // rows read side by side
+  for (int64_t x0 = xa + t % tw; x0 < xb; x0 += tw) {
+    const T* p = plane + x0;
+    int64_t y = ya + t / tw;
+    for (; y + 3 * groups < yb; y += 4 * groups) {
+      A v[4];
+#pragma unroll
+      for (int k = 0; k < 4; ++k) v[k] = Elem<T>::to_acc(load1<false>(p + (y + k * groups) * w));
+#pragma unroll
+      for (int k = 0; k < 4; ++k) s[k] += v[k];
+    }
+    for (; y < yb; y += groups) s[0] += Elem<T>::to_acc(load1<false>(p + y * w));
+  }
+  return (s[0] + s[1]) + (s[2] + s[3]);
 }
 
 // Teams of G threads, kThreads / G outputs per block per step; with

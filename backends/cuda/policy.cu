@@ -92,6 +92,14 @@ int64_t window_elements(const Problem& q) {
 // outputs instead (cuda:any_window_split).
 constexpr int64_t kTeamRow = 32;
 
+// Overlapping windows (along an axis with more than one output) read each
+// input (kh / sh) * (kw / sw) times; a team
+// per output reads it that often through L2 (H200, fast numerics, k32 s16
+// on 8x64x512x512: 1.45 ms as first built, L2-bound at 4 reads per input),
+// while cuda:nchw_window_chain stages each tile's inputs in shared memory
+// once and lets every output add its window from there.
+bool windows_overlap(const Problem& q) { return (q.kh > q.sh && q.oh > 1) || (q.kw > q.sw && q.ow > 1); }
+
 size_t auto_order(const Problem& q, const DeviceInfo& device, Direction direction, const Impl** out, size_t cap) {
   size_t n = 0;
   auto add = [&](const Impl* impl) {
@@ -115,7 +123,7 @@ size_t auto_order(const Problem& q, const DeviceInfo& device, Direction directio
   }
   if (window_elements(q) >= kLargeWindow) {
     if (q.layout == AVGPOOL_LAYOUT_NCHW) {
-      if (!fast(q)) add(&kNchwWindowChainImpl);
+      if (!fast(q) || windows_overlap(q)) add(&kNchwWindowChainImpl);
       else if ((q.kw < q.w ? q.kw : q.w) >= kTeamRow) add(&kNchwWindowTeamImpl);
     }
     add(&kAnyWindowSplitImpl);
