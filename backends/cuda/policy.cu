@@ -14,6 +14,7 @@ namespace {
 const Impl* const kImpls[] = {&kNchwRowStreamImpl, &kNchwVecColumnWalkImpl, &kNchwColumnWalkImpl,
                               &kNchwTiledImpl,     &kNchwRowBulkImpl,       &kNchwStrideEqImpl,
                               &kNhwcTileStreamImpl, &kNhwcColumnWalkImpl,   &kAnyDirectImpl,
+                              &kNchwWindowTeamImpl, &kNchwWindowChainImpl,  &kAnyWindowSplitImpl,
                               &kBackwardBroadcastImpl, &kBackwardGatherImpl};
 
 // Threads of one cuda:nchw_tiled block: tiles of fewer than two outputs per
@@ -73,6 +74,51 @@ bool tile_stream_wanted(const Problem& q) {
   return true;
 }
 
+// Large windows: at least kLargeWindow inputs per output (the window as
+// clipped to the input). Below it every window fits one thread's loop well
+// (k11: 121 inputs, global 7x7: 49); from it on, one thread per output
+// waits on hundreds of loads in a row, and the window is split over threads
+// (fast numerics) or staged by the block for one thread's chain (pytorch
+// numerics). H200, 2026-11-30, f32 NCHW, against the implementations AUTO
+// took before (docs/performance.md, "Large windows"): global 1024x1024
+// planes fast 0.203 ms against 109.5, pytorch 3.75 against 109.5; global
+// 64x64 planes 0.067 / 0.222 against 0.184 / 1.09; k64 s32 fast 0.547
+// against 2.19; k32 s16 pytorch 1.29 against 2.84. The implementations size
+// their teams, tiles and clusters from the window against the outputs and
+// planes at plan creation.
+constexpr int64_t kLargeWindow = 512;
+
+// Overlapping windows (along an axis with more than one output) are read
+// (kh / sh) * (kw / sw) times; the tiled and streamed kernels share those
+// reads between neighbouring outputs, a team per output goes through L2 for
+// each. In fast numerics (and in NHWC, which has no staged chain) they stay
+// with the earlier kernels below kLargeOverlapping inputs: k32 s16 (1024
+// inputs) fast ran 0.338 ms on what AUTO took before against 0.720 on
+// cuda:nchw_window_team, k64 s32 (4096) 2.19 against 0.547; the bound lies
+// between the two (not measured in between).
+constexpr int64_t kLargeOverlapping = 2048;
+
+int64_t window_elements(const Problem& q) {
+  return (q.kh < q.h ? q.kh : q.h) * (q.kw < q.w ? q.kw : q.w);
+}
+
+bool windows_overlap(const Problem& q) { return (q.kh > q.sh && q.oh > 1) || (q.kw > q.sw && q.ow > 1); }
+
+bool large_window(const Problem& q) {
+  const bool staged_chain = q.layout == AVGPOOL_LAYOUT_NCHW && !fast(q);
+  return window_elements(q) >= (windows_overlap(q) && !staged_chain ? kLargeOverlapping : kLargeWindow);
+}
+
+// A window row this wide keeps a warp's lanes side by side on it
+// (cuda:nchw_window_team); narrower, taller windows take lanes over adjacent
+// outputs instead (cuda:any_window_split).
+constexpr int64_t kTeamRow = 32;
+
+// Fast numerics take a team per output, not cuda:nchw_window_chain, also
+// for overlapping windows: staging each tile's inputs once in shared memory
+// (with four partial sums per thread) measured slower (H200, 8x64x512x512,
+// k32 s16: 1.295 ms against 0.720; k64 s32: 1.345 against 0.547).
+
 size_t auto_order(const Problem& q, const DeviceInfo& device, Direction direction, const Impl** out, size_t cap) {
   size_t n = 0;
   auto add = [&](const Impl* impl) {
@@ -93,6 +139,13 @@ size_t auto_order(const Problem& q, const DeviceInfo& device, Direction directio
     // terms, computed once per window row and column walk.
     add(&kBackwardGatherImpl);
     return n;
+  }
+  if (large_window(q)) {
+    if (q.layout == AVGPOOL_LAYOUT_NCHW) {
+      if (!fast(q)) add(&kNchwWindowChainImpl);
+      else if ((q.kw < q.w ? q.kw : q.w) >= kTeamRow) add(&kNchwWindowTeamImpl);
+    }
+    add(&kAnyWindowSplitImpl);
   }
   if (q.layout == AVGPOOL_LAYOUT_NCHW) {
     if (row_stream_wanted(q)) add(&kNchwRowStreamImpl);

@@ -165,6 +165,7 @@ struct Case {
   avgpool_dtype dtype;
   avgpool_layout layout;
   avgpool_numerics numerics;
+  int64_t kw = 0, sw = 0;  // non-square windows: kernel and stride along W (0: k, s)
 };
 
 // The cases of docs/performance.md: the seed in f32/f16/bf16 NCHW and f32
@@ -190,6 +191,27 @@ std::vector<Case> bench_cases() {
       cases.push_back({"k11s4", 16, 64, 1024, 1024, 11, 4, 0, 0, 1, AVGPOOL_DTYPE_F32, lay, num});
       cases.push_back({"k5s1p2", 8, 64, 1024, 1024, 5, 1, 2, 0, 1, AVGPOOL_DTYPE_F32, lay, num});
     }
+  return cases;
+}
+
+// Large windows (docs/performance.md, "Large windows"): global pooling of
+// big and of many small planes, large overlapping windows, a tall column
+// window over one plane; both numerics, f32 NCHW (the column in bf16), and
+// NHWC for two of them. Forward only. Names start with "lw_" (--only lw_).
+std::vector<Case> large_window_cases() {
+  std::vector<Case> cases;
+  const avgpool_layout NCHW = AVGPOOL_LAYOUT_NCHW, NHWC = AVGPOOL_LAYOUT_NHWC;
+  const avgpool_dtype F32 = AVGPOOL_DTYPE_F32;
+  for (avgpool_numerics num : {AVGPOOL_NUMERICS_FAST, AVGPOOL_NUMERICS_PYTORCH}) {
+    cases.push_back({"lw_global1024", 64, 3, 1024, 1024, 1024, 0, 0, 0, 1, F32, NCHW, num});
+    cases.push_back({"lw_global256", 16, 64, 256, 256, 256, 0, 0, 0, 1, F32, NCHW, num});
+    cases.push_back({"lw_global64", 32, 512, 64, 64, 64, 0, 0, 0, 1, F32, NCHW, num});
+    cases.push_back({"lw_k32s16", 8, 64, 512, 512, 32, 16, 0, 0, 1, F32, NCHW, num});
+    cases.push_back({"lw_k64s32", 8, 64, 512, 512, 64, 32, 0, 0, 1, F32, NCHW, num});
+    cases.push_back({"lw_col4096", 1, 1, 4096, 4096, 4096, 1, 0, 0, 1, AVGPOOL_DTYPE_BF16, NCHW, num, 1, 1});
+    cases.push_back({"lw_global64", 32, 512, 64, 64, 64, 0, 0, 0, 1, F32, NHWC, num});
+    cases.push_back({"lw_k32s16", 8, 64, 512, 512, 32, 16, 0, 0, 1, F32, NHWC, num});
+  }
   return cases;
 }
 
@@ -447,7 +469,8 @@ int main(int argc, char** argv) {
   const bool have_cudnn = dnn.load(cudnn_dir);
   printf("cuDNN: %s\n", have_cudnn ? "loaded" : ("not loaded: " + dnn.why).c_str());
 
-  const std::vector<Case> cases = bench_cases();
+  std::vector<Case> cases = bench_cases();
+  for (const Case& cs : large_window_cases()) cases.push_back(cs);
   const avgpool_layout NCHW = AVGPOOL_LAYOUT_NCHW;
   const avgpool_numerics FAST = AVGPOOL_NUMERICS_FAST, PYT = AVGPOOL_NUMERICS_PYTORCH;
 
@@ -481,6 +504,8 @@ int main(int argc, char** argv) {
     avgpool_params_init(&p);
     p.n = cs.n; p.c = cs.c; p.h = cs.h; p.w = cs.w;
     p.kernel_h = p.kernel_w = cs.k; p.stride_h = p.stride_w = cs.s;
+    if (cs.kw) p.kernel_w = cs.kw;
+    if (cs.sw) p.stride_w = cs.sw;
     p.padding_h = p.padding_w = cs.pad; p.ceil_mode = cs.ceil; p.count_include_pad = cs.incl;
     p.dtype = cs.dtype; p.layout = cs.layout; p.numerics = cs.numerics;
     const char* dtn = cs.dtype == AVGPOOL_DTYPE_F32 ? "f32" : cs.dtype == AVGPOOL_DTYPE_F16 ? "f16"
@@ -609,7 +634,7 @@ int main(int argc, char** argv) {
       // fast: 1 ulp of the dtype + the float32 summation bound (inputs are in [-1, 1))
       const double ulp = cs.dtype == AVGPOOL_DTYPE_F32 ? 0x1.0p-23 : cs.dtype == AVGPOOL_DTYPE_F64 ? 0x1.0p-52
                          : cs.dtype == AVGPOOL_DTYPE_F16 ? 0x1.0p-10 : 0x1.0p-7;
-      const double sum_bound = (double)(cs.k * cs.k) * 0x1.0p-24;
+      const double sum_bound = (double)(cs.k * (cs.kw ? cs.kw : cs.k)) * 0x1.0p-24;
       for (size_t i = 0; i < idx.size(); ++i) {
         const double g = avgpool_support::load_double(cs.dtype, hd.data(), idx[i]);
         const bool ok = cs.numerics == PYT ? g == want[i]

@@ -76,7 +76,7 @@ TEST_SUITE("gpu_small") {
 
 TEST_CASE("the CUDA implementations are registered; AUTO follows the measured choices") {
   const std::vector<std::string> names = cuda_impl_names();
-  REQUIRE(names.size() == 9);
+  REQUIRE(names.size() == 12);
   CHECK(names[0] == "cuda:nchw_row_stream");
   CHECK(names[1] == "cuda:nchw_vec_column_walk");
   CHECK(names[2] == "cuda:nchw_column_walk");
@@ -86,6 +86,9 @@ TEST_CASE("the CUDA implementations are registered; AUTO follows the measured ch
   CHECK(names[6] == "cuda:nhwc_tile_stream");
   CHECK(names[7] == "cuda:nhwc_column_walk");
   CHECK(names[8] == "cuda:any_direct");
+  CHECK(names[9] == "cuda:nchw_window_team");
+  CHECK(names[10] == "cuda:nchw_window_chain");
+  CHECK(names[11] == "cuda:any_window_split");
   // (kernel, stride, padding, numerics) -> what AUTO picks on 2x3x64x64 f32 NCHW
   struct Want {
     int k, s, pad;
@@ -135,6 +138,12 @@ TEST_CASE("the CUDA implementations are registered; AUTO follows the measured ch
       {3, 2, 1, AVGPOOL_NUMERICS_PYTORCH, "cuda:nhwc_tile_stream", 64, f32, 64, nhwc},
       {3, 1, 1, AVGPOOL_NUMERICS_FAST, "cuda:nhwc_column_walk", 64, f32, 3, nhwc},     // 12-byte pixels
       {11, 0, 0, AVGPOOL_NUMERICS_FAST, "cuda:nhwc_column_walk", 2048, f32, 64, nhwc}, // a tile's rows too wide
+      // windows of 512 inputs or more: split over threads, or staged for one chain
+      {64, 0, 0, AVGPOOL_NUMERICS_FAST, "cuda:nchw_window_team"},
+      {64, 0, 0, AVGPOOL_NUMERICS_PYTORCH, "cuda:nchw_window_chain"},
+      {32, 16, 0, AVGPOOL_NUMERICS_PYTORCH, "cuda:nchw_window_chain"},
+      {64, 0, 0, AVGPOOL_NUMERICS_FAST, "cuda:any_window_split", 64, f32, 64, nhwc},
+      {64, 0, 0, AVGPOOL_NUMERICS_PYTORCH, "cuda:any_window_split", 64, AVGPOOL_DTYPE_BF16, 64, nhwc},
   };
   // Without the bulk-copy implementations (below sm_90, e.g. under
   // AVGPOOL_CUDA_TREAT_AS_SM=80) AUTO goes on down policy.cu's order: NHWC to

@@ -1,0 +1,155 @@
+#!/usr/bin/env python3
+"""Large windows: avgpool against PyTorch on the device, in one process.
+
+For each case of docs/performance.md's large-window table, times avgpool in
+both numerics (through ctypes on the same tensors and stream),
+torch.nn.functional.avg_pool2d and, where the window is the whole plane,
+adaptive_avg_pool2d(x, 1) (the same result), with CUDA events, median of
+REPS runs after warm-up; reports each time's fraction of the copy roofline
+(src + dst bytes at the speed of a large device-to-device copy, measured
+here) and checks pytorch numerics bitwise against avg_pool2d, fast numerics
+within the float32 summation bound.
+
+usage: torch_compare_large.py LIBAVGPOOL.so [--json FILE] [--reps N]
+"""
+import ctypes, json, sys, time
+import torch
+import torch.nn.functional as F
+
+lib = ctypes.CDLL(sys.argv[1])
+json_path = sys.argv[sys.argv.index("--json") + 1] if "--json" in sys.argv else None
+reps = int(sys.argv[sys.argv.index("--reps") + 1]) if "--reps" in sys.argv else 20
+
+
+class Params(ctypes.Structure):
+    _fields_ = [("struct_size", ctypes.c_size_t),
+                ("n", ctypes.c_int64), ("c", ctypes.c_int64), ("h", ctypes.c_int64), ("w", ctypes.c_int64),
+                ("kernel_h", ctypes.c_int64), ("kernel_w", ctypes.c_int64),
+                ("stride_h", ctypes.c_int64), ("stride_w", ctypes.c_int64),
+                ("padding_h", ctypes.c_int64), ("padding_w", ctypes.c_int64),
+                ("ceil_mode", ctypes.c_int32), ("count_include_pad", ctypes.c_int32),
+                ("divisor_override", ctypes.c_int64),
+                ("dtype", ctypes.c_int), ("layout", ctypes.c_int), ("backend", ctypes.c_int),
+                ("numerics", ctypes.c_int)]
+
+
+lib.avgpool_last_error_message.restype = ctypes.c_char_p
+lib.avgpool_plan_impl_name.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_char_p)]
+DT = {torch.float32: 0, torch.float16: 1, torch.bfloat16: 2, torch.float64: 3}
+
+
+def median(v):
+    v = sorted(v)
+    return v[len(v) // 2]
+
+
+def time_fn(fn, n=None):
+    n = n or reps
+    for _ in range(2):
+        fn()
+    torch.cuda.synchronize()
+    ev = []
+    for _ in range(n):
+        a = torch.cuda.Event(enable_timing=True); b = torch.cuda.Event(enable_timing=True)
+        a.record(); fn(); b.record()
+        ev.append((a, b))
+    torch.cuda.synchronize()
+    return median([a.elapsed_time(b) for a, b in ev])
+
+
+# (name, shape, kernel, stride, dtype, channels_last)
+cases = [
+    ("global1024", (64, 3, 1024, 1024), (1024, 1024), (1024, 1024), torch.float32, False),
+    ("global256", (16, 64, 256, 256), (256, 256), (256, 256), torch.float32, False),
+    ("global64", (32, 512, 64, 64), (64, 64), (64, 64), torch.float32, False),
+    ("k32s16", (8, 64, 512, 512), (32, 32), (16, 16), torch.float32, False),
+    ("k64s32", (8, 64, 512, 512), (64, 64), (32, 32), torch.float32, False),
+    ("col4096", (1, 1, 4096, 4096), (4096, 1), (1, 1), torch.bfloat16, False),
+    ("global64", (32, 512, 64, 64), (64, 64), (64, 64), torch.float32, True),
+    ("k32s16", (8, 64, 512, 512), (32, 32), (16, 16), torch.float32, True),
+]
+
+
+def copy_gbps():
+    a = torch.empty(2 << 30, dtype=torch.uint8, device="cuda")
+    b = torch.empty_like(a)
+    ms = time_fn(lambda: b.copy_(a), 10)
+    del a, b
+    torch.cuda.empty_cache()
+    return 2 * (2 << 30) / (ms * 1e-3) / 1e9
+
+
+def main():
+    gbps = copy_gbps()
+    print(f"device: {torch.cuda.get_device_name()}, torch {torch.__version__}, "
+          f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, copy {gbps:.0f} GB/s")
+    print(f"{'case':11} {'dtype':8} {'lay':4} {'roof_ms':>8} {'fast_ms':>8} {'f/roof':>6} {'pyt_ms':>8} "
+          f"{'p/roof':>6} {'torch_ms':>9} {'adapt_ms':>8} {'t/fast':>7} {'t/pyt':>6} {'bitwise':>7} {'fast_ok':>7}  impls")
+    rows = []
+    for name, shape, k, s, dt, cl in cases:
+        torch.cuda.empty_cache()
+        x = torch.rand(shape, device="cuda", dtype=dt) * 2 - 1
+        if cl:
+            x = x.contiguous(memory_format=torch.channels_last)
+        ref = F.avg_pool2d(x, k, s)
+        refd = F.avg_pool2d(x.double(), k, s)
+        out = torch.empty_like(ref)
+        if cl:
+            out = torch.empty(ref.shape, device="cuda", dtype=dt).contiguous(memory_format=torch.channels_last)
+        roof = (x.numel() + ref.numel()) * x.element_size() / (gbps * 1e9) * 1e3
+        stream = torch.cuda.current_stream().cuda_stream
+        res = {}
+        for numerics in (0, 1):
+            p = Params()
+            lib.avgpool_params_init(ctypes.byref(p))
+            p.n, p.c, p.h, p.w = shape
+            p.kernel_h, p.kernel_w = k
+            p.stride_h, p.stride_w = s
+            p.dtype = DT[dt]; p.layout = 1 if cl else 0; p.backend = 3; p.numerics = numerics
+            plan = ctypes.c_void_p()
+            if lib.avgpool_plan_create(ctypes.byref(p), ctypes.byref(plan)) != 0:
+                print(name, "plan failed:", lib.avgpool_last_error_message().decode())
+                res[numerics] = (float("nan"), None, "none")
+                continue
+            impl = ctypes.c_char_p()
+            lib.avgpool_plan_impl_name(plan, ctypes.byref(impl))
+            sp, dp = ctypes.c_void_p(x.data_ptr()), ctypes.c_void_p(out.data_ptr())
+
+            def run():
+                if lib.avgpool_plan_execute(plan, sp, dp, ctypes.c_void_p(stream)) != 0:
+                    raise RuntimeError(lib.avgpool_last_error_message().decode())
+            out.fill_(float("nan"))
+            run()
+            torch.cuda.synchronize()
+            if numerics == 1:
+                ok = bool(torch.equal(out, ref))
+            else:
+                # 1 ulp of the dtype + the float32 summation bound (|x| < 1)
+                ulp = {torch.float32: 2.0 ** -23, torch.bfloat16: 2.0 ** -7}[dt]
+                bound = ulp * refd.abs() + k[0] * k[1] * 2.0 ** -24
+                ok = bool(((out.double() - refd).abs() <= bound).all())
+            ms = time_fn(run)
+            res[numerics] = (ms, ok, impl.value.decode())
+            lib.avgpool_plan_destroy(plan)
+        slow = name == "global1024"  # avg_pool2d takes ~0.1 s there
+        t_torch = time_fn(lambda: F.avg_pool2d(x, k, s), 5 if slow else None)
+        t_adapt = float("nan")
+        if k == tuple(shape[2:]):
+            t_adapt = time_fn(lambda: F.adaptive_avg_pool2d(x, 1))
+        fast, pyt = res[0], res[1]
+        row = dict(case=name, shape=list(shape), kernel=list(k), stride=list(s), dtype=str(dt).replace("torch.", ""),
+                   layout="nhwc" if cl else "nchw", copy_roofline_ms=roof, fast_ms=fast[0], fast_impl=fast[2],
+                   fast_ok=fast[1], pytorch_ms=pyt[0], pytorch_impl=pyt[2], bitwise_equal_pytorch=pyt[1],
+                   torch_avg_pool2d_ms=t_torch, torch_adaptive_ms=t_adapt, copy_gbps=gbps)
+        rows.append(row)
+        print(f"{name:11} {row['dtype']:8} {row['layout']:4} {roof:8.3f} {fast[0]:8.3f} {roof / fast[0]:6.2f} "
+              f"{pyt[0]:8.3f} {roof / pyt[0]:6.2f} {t_torch:9.3f} {t_adapt:8.3f} {t_torch / fast[0]:7.2f} "
+              f"{t_torch / pyt[0]:6.2f} {str(pyt[1]):>7} {str(fast[1]):>7}  {fast[2]} / {pyt[2]}")
+        del x, ref, refd, out
+    if json_path:
+        with open(json_path, "w") as f:
+            json.dump(dict(device=torch.cuda.get_device_name(), torch=torch.__version__,
+                           date=time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime()), rows=rows), f, indent=1)
+
+
+main()
