@@ -32,25 +32,27 @@ Buffer::~Buffer() {
   free(data_);
 }
 
-void Buffer::upload(const void* host) {
+namespace {
+
+// Copies bytes from one buffer to another, through CUDA when either is
+// device memory.
+void copy_bytes(void* to, const void* from, int64_t bytes, bool on_device) {
 #if defined(AVGPOOL_WITH_CUDA)
-  if (on_device_) {
-    cudaMemcpy(data_, host, (size_t)bytes_, cudaMemcpyHostToDevice);
+  if (on_device) {
+    cudaMemcpy(to, from, (size_t)bytes, cudaMemcpyDefault);
     return;
   }
+#else
+  (void)on_device;
 #endif
-  memcpy(data_, host, (size_t)bytes_);
+  memcpy(to, from, (size_t)bytes);
 }
 
-void Buffer::download(void* host) const {
-#if defined(AVGPOOL_WITH_CUDA)
-  if (on_device_) {
-    cudaMemcpy(host, data_, (size_t)bytes_, cudaMemcpyDeviceToHost);
-    return;
-  }
-#endif
-  memcpy(host, data_, (size_t)bytes_);
-}
+}  // namespace
+
+void Buffer::upload(const void* host) { copy_bytes(data_, host, bytes_, on_device_); }
+
+void Buffer::download(void* host) const { copy_bytes(host, data_, bytes_, on_device_); }
 
 void Buffer::fill_byte(unsigned char value) {
 #if defined(AVGPOOL_WITH_CUDA)

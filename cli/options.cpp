@@ -73,38 +73,37 @@ bool parse_shape(const std::string& s, avgpool_params* p) {
   return true;
 }
 
+// *out = the value whose name (names[value], values 0, 1, ...) is s.
+template <typename Enum, size_t N>
+bool parse_enum(const std::string& s, const char* const (&names)[N], Enum* out) {
+  for (size_t i = 0; i < N; ++i)
+    if (s == names[i]) {
+      *out = static_cast<Enum>(i);
+      return true;
+    }
+  return false;
+}
+
 bool parse_dtype(const std::string& s, avgpool_dtype* out) {
-  if (s == "f32") *out = AVGPOOL_DTYPE_F32;
-  else if (s == "f16") *out = AVGPOOL_DTYPE_F16;
-  else if (s == "bf16") *out = AVGPOOL_DTYPE_BF16;
-  else if (s == "f64") *out = AVGPOOL_DTYPE_F64;
-  else return false;
-  return true;
+  static const char* const names[] = {"f32", "f16", "bf16", "f64"};
+  return parse_enum(s, names, out);
 }
 
 bool parse_layout(const std::string& s, avgpool_layout* out) {
-  if (s == "nchw") *out = AVGPOOL_LAYOUT_NCHW;
-  else if (s == "nhwc") *out = AVGPOOL_LAYOUT_NHWC;
-  else return false;
-  return true;
+  static const char* const names[] = {"nchw", "nhwc"};
+  return parse_enum(s, names, out);
 }
 
 }  // namespace
 
 bool parse_backend(const std::string& s, avgpool_backend* out) {
-  if (s == "auto") *out = AVGPOOL_BACKEND_AUTO;
-  else if (s == "reference") *out = AVGPOOL_BACKEND_REFERENCE;
-  else if (s == "cpu") *out = AVGPOOL_BACKEND_CPU;
-  else if (s == "cuda") *out = AVGPOOL_BACKEND_CUDA;
-  else return false;
-  return true;
+  static const char* const names[] = {"auto", "reference", "cpu", "cuda"};
+  return parse_enum(s, names, out);
 }
 
 bool parse_numerics(const std::string& s, avgpool_numerics* out) {
-  if (s == "fast") *out = AVGPOOL_NUMERICS_FAST;
-  else if (s == "pytorch") *out = AVGPOOL_NUMERICS_PYTORCH;
-  else return false;
-  return true;
+  static const char* const names[] = {"fast", "pytorch"};
+  return parse_enum(s, names, out);
 }
 
 std::string parse_run(const std::vector<std::string>& args, RunOptions* o) {

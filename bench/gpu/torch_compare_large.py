@@ -12,49 +12,30 @@ within the float32 summation bound.
 
 usage: torch_compare_large.py LIBAVGPOOL.so [--json FILE] [--reps N]
 """
-import ctypes, json, sys, time
+import ctypes, json, os, sys, time
 import torch
 import torch.nn.functional as F
 
-lib = ctypes.CDLL(sys.argv[1])
+from torch_util import time_events
+
+lib_path = sys.argv[1]
 json_path = sys.argv[sys.argv.index("--json") + 1] if "--json" in sys.argv else None
 reps = int(sys.argv[sys.argv.index("--reps") + 1]) if "--reps" in sys.argv else 20
+# The Python package's view of the C API (the parameter struct), on the
+# library under test.
+os.environ["AVGPOOL_LIBRARY"] = lib_path
+sys.path.append(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
+from avgpool._lib import Params  # noqa: E402
+from gpu_measure import copy_bandwidth  # noqa: E402  (imports the package)
 
-
-class Params(ctypes.Structure):
-    _fields_ = [("struct_size", ctypes.c_size_t),
-                ("n", ctypes.c_int64), ("c", ctypes.c_int64), ("h", ctypes.c_int64), ("w", ctypes.c_int64),
-                ("kernel_h", ctypes.c_int64), ("kernel_w", ctypes.c_int64),
-                ("stride_h", ctypes.c_int64), ("stride_w", ctypes.c_int64),
-                ("padding_h", ctypes.c_int64), ("padding_w", ctypes.c_int64),
-                ("ceil_mode", ctypes.c_int32), ("count_include_pad", ctypes.c_int32),
-                ("divisor_override", ctypes.c_int64),
-                ("dtype", ctypes.c_int), ("layout", ctypes.c_int), ("backend", ctypes.c_int),
-                ("numerics", ctypes.c_int)]
-
-
+lib = ctypes.CDLL(lib_path)
 lib.avgpool_last_error_message.restype = ctypes.c_char_p
 lib.avgpool_plan_impl_name.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_char_p)]
 DT = {torch.float32: 0, torch.float16: 1, torch.bfloat16: 2, torch.float64: 3}
 
 
-def median(v):
-    v = sorted(v)
-    return v[len(v) // 2]
-
-
 def time_fn(fn, n=None):
-    n = n or reps
-    for _ in range(2):
-        fn()
-    torch.cuda.synchronize()
-    ev = []
-    for _ in range(n):
-        a = torch.cuda.Event(enable_timing=True); b = torch.cuda.Event(enable_timing=True)
-        a.record(); fn(); b.record()
-        ev.append((a, b))
-    torch.cuda.synchronize()
-    return median([a.elapsed_time(b) for a, b in ev])
+    return time_events(fn, n or reps, warmup=2)
 
 
 # (name, shape, kernel, stride, dtype, channels_last)
@@ -70,17 +51,8 @@ cases = [
 ]
 
 
-def copy_gbps():
-    a = torch.empty(2 << 30, dtype=torch.uint8, device="cuda")
-    b = torch.empty_like(a)
-    ms = time_fn(lambda: b.copy_(a), 10)
-    del a, b
-    torch.cuda.empty_cache()
-    return 2 * (2 << 30) / (ms * 1e-3) / 1e9
-
-
 def main():
-    gbps = copy_gbps()
+    gbps = copy_bandwidth() / 1e9
     print(f"device: {torch.cuda.get_device_name()}, torch {torch.__version__}, "
           f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, copy {gbps:.0f} GB/s")
     print(f"{'case':11} {'dtype':8} {'lay':4} {'roof_ms':>8} {'fast_ms':>8} {'f/roof':>6} {'pyt_ms':>8} "

@@ -118,6 +118,28 @@ avgpool_status run_checked(const Problem& q, const avgpool::Choice& choice, cons
   return avgpool::run_choice(q, choice, in, out, stream);
 }
 
+// The sampled reference values of both directions: checks the arguments
+// (tensor_name names the host tensor), then values[i] = value(index i) for
+// indices in [0, limit).
+template <typename Value>
+avgpool_status sample_reference(const avgpool_plan* plan, const void* tensor, const char* tensor_name, int64_t count,
+                                 const int64_t* indices, double* values, int64_t Problem::*limit, Value value) {
+  avgpool::clear_error();
+  if (plan == nullptr) return set_error(AVGPOOL_ERROR_INVALID_ARGUMENT, "plan is NULL");
+  if (count < 0) return set_error(AVGPOOL_ERROR_INVALID_ARGUMENT, "count (%lld) is negative", (long long)count);
+  if (count == 0) return AVGPOOL_SUCCESS;
+  if (tensor == nullptr || indices == nullptr || values == nullptr)
+    return set_error(AVGPOOL_ERROR_INVALID_ARGUMENT, "%s is NULL",
+                     tensor == nullptr ? tensor_name : indices == nullptr ? "indices" : "values");
+  const Problem& q = plan->problem;
+  for (int64_t i = 0; i < count; ++i)
+    if (indices[i] < 0 || indices[i] >= q.*limit)
+      return set_error(AVGPOOL_ERROR_INVALID_ARGUMENT, "indices[%lld] (%lld) is outside [0, %lld)",
+                       (long long)i, (long long)indices[i], (long long)(q.*limit));
+  for (int64_t i = 0; i < count; ++i) values[i] = value(q, indices[i]);
+  return AVGPOOL_SUCCESS;
+}
+
 }  // namespace
 
 extern "C" {
@@ -245,49 +267,26 @@ AVGPOOL_API avgpool_status avgpool_backward(const avgpool_params* p, const void*
   return s;
 }
 
+
 AVGPOOL_API avgpool_status avgpool_reference_outputs(const avgpool_plan* plan, const void* src_host,
                                                      int64_t count, const int64_t* indices,
                                                      double* values) {
-  avgpool::clear_error();
-  if (plan == nullptr) return set_error(AVGPOOL_ERROR_INVALID_ARGUMENT, "plan is NULL");
-  if (count < 0) return set_error(AVGPOOL_ERROR_INVALID_ARGUMENT, "count (%lld) is negative", (long long)count);
-  if (count == 0) return AVGPOOL_SUCCESS;
-  if (src_host == nullptr || indices == nullptr || values == nullptr)
-    return set_error(AVGPOOL_ERROR_INVALID_ARGUMENT, "%s is NULL",
-                     src_host == nullptr ? "src_host" : indices == nullptr ? "indices" : "values");
-  const Problem& q = plan->problem;
-  for (int64_t i = 0; i < count; ++i)
-    if (indices[i] < 0 || indices[i] >= q.dst_elements)
-      return set_error(AVGPOOL_ERROR_INVALID_ARGUMENT, "indices[%lld] (%lld) is outside [0, %lld)",
-                       (long long)i, (long long)indices[i], (long long)q.dst_elements);
-  for (int64_t i = 0; i < count; ++i) {
-    int64_t n, c, oy, ox;
-    q.dst_coords(indices[i], &n, &c, &oy, &ox);
-    values[i] = avgpool::reference::output_value(q, src_host, n, c, oy, ox);
-  }
-  return AVGPOOL_SUCCESS;
+  return sample_reference(plan, src_host, "src_host", count, indices, values, &Problem::dst_elements,
+                          [&](const Problem& q, int64_t index) {
+                            int64_t n, c, oy, ox;
+                            q.dst_coords(index, &n, &c, &oy, &ox);
+                            return avgpool::reference::output_value(q, src_host, n, c, oy, ox);
+                          });
 }
 
 AVGPOOL_API avgpool_status avgpool_reference_grad_inputs(const avgpool_plan* plan, const void* grad_output_host,
                                                          int64_t count, const int64_t* indices, double* values) {
-  avgpool::clear_error();
-  if (plan == nullptr) return set_error(AVGPOOL_ERROR_INVALID_ARGUMENT, "plan is NULL");
-  if (count < 0) return set_error(AVGPOOL_ERROR_INVALID_ARGUMENT, "count (%lld) is negative", (long long)count);
-  if (count == 0) return AVGPOOL_SUCCESS;
-  if (grad_output_host == nullptr || indices == nullptr || values == nullptr)
-    return set_error(AVGPOOL_ERROR_INVALID_ARGUMENT, "%s is NULL",
-                     grad_output_host == nullptr ? "grad_output_host" : indices == nullptr ? "indices" : "values");
-  const Problem& q = plan->problem;
-  for (int64_t i = 0; i < count; ++i)
-    if (indices[i] < 0 || indices[i] >= q.src_elements)
-      return set_error(AVGPOOL_ERROR_INVALID_ARGUMENT, "indices[%lld] (%lld) is outside [0, %lld)",
-                       (long long)i, (long long)indices[i], (long long)q.src_elements);
-  for (int64_t i = 0; i < count; ++i) {
-    int64_t n, c, y, x;
-    src_coords(q, indices[i], &n, &c, &y, &x);
-    values[i] = avgpool::reference::grad_input_value(q, grad_output_host, n, c, y, x);
-  }
-  return AVGPOOL_SUCCESS;
+  return sample_reference(plan, grad_output_host, "grad_output_host", count, indices, values, &Problem::src_elements,
+                          [&](const Problem& q, int64_t index) {
+                            int64_t n, c, y, x;
+                            src_coords(q, index, &n, &c, &y, &x);
+                            return avgpool::reference::grad_input_value(q, grad_output_host, n, c, y, x);
+                          });
 }
 
 AVGPOOL_API avgpool_status avgpool_impl_count(int64_t* count) {

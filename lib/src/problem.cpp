@@ -61,34 +61,33 @@ int64_t dtype_size(avgpool_dtype dtype) {
   return 0;
 }
 
+namespace {
+
+// The name of a C enum value (its values run 0, 1, ...), "?" outside.
+template <size_t N> const char* enum_name(int value, const char* const (&names)[N]) {
+  return value >= 0 && value < (int)N ? names[value] : "?";
+}
+
+}  // namespace
+
 const char* dtype_name(avgpool_dtype dtype) {
-  switch (dtype) {
-    case AVGPOOL_DTYPE_F32: return "f32";
-    case AVGPOOL_DTYPE_F16: return "f16";
-    case AVGPOOL_DTYPE_BF16: return "bf16";
-    case AVGPOOL_DTYPE_F64: return "f64";
-  }
-  return "?";
+  static const char* const names[] = {"f32", "f16", "bf16", "f64"};
+  return enum_name(dtype, names);
 }
 
 const char* layout_name(avgpool_layout layout) {
-  return layout == AVGPOOL_LAYOUT_NCHW ? "nchw" : layout == AVGPOOL_LAYOUT_NHWC ? "nhwc" : "?";
+  static const char* const names[] = {"nchw", "nhwc"};
+  return enum_name(layout, names);
 }
 
 const char* backend_name(avgpool_backend backend) {
-  switch (backend) {
-    case AVGPOOL_BACKEND_AUTO: return "auto";
-    case AVGPOOL_BACKEND_REFERENCE: return "reference";
-    case AVGPOOL_BACKEND_CPU: return "cpu";
-    case AVGPOOL_BACKEND_CUDA: return "cuda";
-  }
-  return "?";
+  static const char* const names[] = {"auto", "reference", "cpu", "cuda"};
+  return enum_name(backend, names);
 }
 
 const char* numerics_name(avgpool_numerics numerics) {
-  return numerics == AVGPOOL_NUMERICS_FAST      ? "fast"
-         : numerics == AVGPOOL_NUMERICS_PYTORCH ? "pytorch"
-                                                : "?";
+  static const char* const names[] = {"fast", "pytorch"};
+  return enum_name(numerics, names);
 }
 
 avgpool_status make_problem(const avgpool_params* p, Problem* out) {

@@ -4,9 +4,12 @@
 
 #include <cuda_runtime.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <map>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -162,6 +165,51 @@ inline RunResult run_on_device(const avgpool_params& p, const char* impl, const 
   }
   return run_plan_on_device(plan, avgpool_support::element_size(p.dtype), false, src, src_off, dst_off, stream,
                             repeats);
+}
+
+// Runs each implementation of `names` that accepts p on host src through the
+// device and checks it against the reference (compare_to_reference), with
+// element-aligned but not 16-byte-aligned pointers one time in
+// `unaligned_one_in`; with `determinism`, runs it again (twice) and checks
+// the bits. Counts runs per name; returns how many implementations ran (a
+// decline is not a pass).
+inline int check_impls(const avgpool_params& p, const void* src, const std::vector<std::string>& names,
+                       std::map<std::string, int>* runs, std::mt19937_64& rng, bool determinism,
+                       int unaligned_one_in = 4) {
+  using namespace avgpool_support;
+  int64_t sn = 0, dn = 0;
+  REQUIRE(element_counts(p, &sn, &dn));
+  const int64_t es = element_size(p.dtype);
+  std::vector<char> ref((size_t)(dn * es));
+  REQUIRE(run_reference(p, src, ref.data()) == AVGPOOL_SUCCESS);
+  int ran = 0;
+  for (const std::string& name : names) {
+    const int64_t src_off = (rng() % unaligned_one_in == 0) ? es : 0;
+    const int64_t dst_off = (rng() % unaligned_one_in == 0) ? es : 0;
+    RunResult r = run_on_device(p, name.c_str(), src, src_off, dst_off);
+    if (r.status == AVGPOOL_ERROR_UNSUPPORTED) continue;
+    INFO(name << " on " << describe(p) << " src_off " << src_off << " dst_off " << dst_off);
+    REQUIRE_MESSAGE(r.status == AVGPOOL_SUCCESS, r.message);
+    REQUIRE(r.device_error == cudaSuccess);
+    CHECK(r.guards_ok);
+    const Mismatch m = compare_to_reference(p, src, r.out.data(), ref.data());
+    CHECK_MESSAGE(m.count == 0, m.message());
+    if (determinism) {
+      RunResult again = run_on_device(p, name.c_str(), src, src_off, dst_off, 0, 2);
+      REQUIRE(again.status == AVGPOOL_SUCCESS);
+      CHECK_MESSAGE(memcmp(again.out.data(), r.out.data(), r.out.size()) == 0, "results differ between runs");
+    }
+    ++(*runs)[name];
+    ++ran;
+  }
+  return ran;
+}
+
+// One line: how many runs each implementation had.
+inline void print_runs(const char* what, const std::map<std::string, int>& runs) {
+  printf("%s:", what);
+  for (const auto& kv : runs) printf(" %s=%d", kv.first.c_str(), kv.second);
+  printf("\n");
 }
 
 }  // namespace gpu_test

@@ -226,12 +226,6 @@ avgpool_params random_backward_params(std::mt19937_64& rng) {
   }
 }
 
-void print_counts(const char* what, const std::map<std::string, int>& counts) {
-  printf("%s:", what);
-  for (const auto& kv : counts) printf(" %s=%d", kv.first.c_str(), kv.second);
-  printf("\n");
-}
-
 // Every CUDA backward implementation on p and gout against the reference;
 // counts runs and declines per implementation.
 void check_all_backward(const avgpool_params& p, const void* gout, std::map<std::string, int>* runs,
@@ -331,8 +325,8 @@ TEST_CASE("backward: random configurations on every CUDA backward implementation
     check_all_backward(p, gout.data(), &runs, &declined, rng, i % 8 == 0);
   }
   printf("backward random configurations: %d\n", count);
-  print_counts("backward runs", runs);
-  print_counts("backward declined (skipped, not passed)", declined);
+  print_runs("backward runs", runs);
+  print_runs("backward declined (skipped, not passed)", declined);
   for (const std::string& name : cuda_backward_impl_names()) CHECK(runs[name] > count / 8);
   CHECK(declined["cuda:backward_gather"] == 0);
 }
@@ -379,7 +373,7 @@ TEST_CASE("backward: targeted shapes (seed-like rows, the generic suite's window
           const std::vector<char> gout = random_grad_output(p, s.dst, rng, dt % 3);
           check_all_backward(p, gout.data(), &runs, &declined, rng, false);
         }
-  print_counts("backward targeted runs", runs);
+  print_runs("backward targeted runs", runs);
   CHECK(declined["cuda:backward_gather"] == 0);
 }
 
@@ -395,7 +389,7 @@ TEST_CASE("backward: NaN and Inf in grad_output, every CUDA backward implementat
     sprinkle_specials(p.dtype, gout.data(), s.dst, std::vector<double>{0.002, 0.02, 0.1, 0.4}[(size_t)i % 4], rng);
     check_all_backward(p, gout.data(), &runs, &declined, rng, false);
   }
-  print_counts("backward NaN/Inf runs", runs);
+  print_runs("backward NaN/Inf runs", runs);
   if (!quick())
     for (const std::string& name : cuda_backward_impl_names()) CHECK(runs[name] > 0);
 }
@@ -515,7 +509,7 @@ TEST_CASE("backward: element-aligned pointers that are not 16-byte aligned, on s
               ++runs[name];
             }
       }
-  print_counts("backward unaligned runs", runs);
+  print_runs("backward unaligned runs", runs);
   for (const std::string& name : cuda_backward_impl_names()) CHECK(runs[name] > 0);
 }
 

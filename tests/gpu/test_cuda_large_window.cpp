@@ -29,44 +29,11 @@ namespace {
 
 const char* const kLargeImpls[] = {"cuda:nchw_window_team", "cuda:nchw_window_chain", "cuda:any_window_split"};
 
-bool quick_run() {
-  const char* e = getenv("AVGPOOL_GPU_TEST_QUICK");
-  return e != nullptr && atoi(e) != 0;
-}
-
-// Runs each large-window implementation that accepts p (and AUTO) on src
-// against the reference; twice, comparing bits, every `determinism`-th call.
+// Each large-window implementation that accepts p, on src, against the
+// reference (unaligned pointers one time in three).
 void check_large_impls(const avgpool_params& p, const void* src, std::mt19937_64& rng,
                        std::map<std::string, int>* runs, bool determinism) {
-  int64_t sn = 0, dn = 0;
-  REQUIRE(element_counts(p, &sn, &dn));
-  const int64_t es = element_size(p.dtype);
-  std::vector<char> ref((size_t)(dn * es));
-  REQUIRE(run_reference(p, src, ref.data()) == AVGPOOL_SUCCESS);
-  for (const char* name : kLargeImpls) {
-    const int64_t src_off = (rng() % 3 == 0) ? es : 0;
-    const int64_t dst_off = (rng() % 3 == 0) ? es : 0;
-    RunResult r = run_on_device(p, name, src, src_off, dst_off);
-    if (r.status == AVGPOOL_ERROR_UNSUPPORTED) continue;
-    INFO(name << " on " << describe(p) << " src_off " << src_off << " dst_off " << dst_off);
-    REQUIRE_MESSAGE(r.status == AVGPOOL_SUCCESS, r.message);
-    REQUIRE(r.device_error == cudaSuccess);
-    CHECK(r.guards_ok);
-    const Mismatch m = compare_to_reference(p, src, r.out.data(), ref.data());
-    CHECK_MESSAGE(m.count == 0, m.message());
-    if (determinism) {
-      RunResult again = run_on_device(p, name, src, src_off, dst_off, 0, 3);
-      REQUIRE(again.status == AVGPOOL_SUCCESS);
-      CHECK_MESSAGE(memcmp(again.out.data(), r.out.data(), r.out.size()) == 0, "results differ between runs");
-    }
-    ++(*runs)[name];
-  }
-}
-
-void print_counts(const char* what, const std::map<std::string, int>& runs) {
-  printf("%s:", what);
-  for (const auto& kv : runs) printf(" %s=%d", kv.first.c_str(), kv.second);
-  printf("\n");
+  check_impls(p, src, {std::begin(kLargeImpls), std::end(kLargeImpls)}, runs, rng, determinism, 3);
 }
 
 }  // namespace
@@ -76,7 +43,7 @@ TEST_SUITE("gpu_small") {
 TEST_CASE("large windows: random kernels up to the plane, every dtype, layout and numerics") {
   std::mt19937_64 rng(20261130);
   std::map<std::string, int> runs;
-  const int count = quick_run() ? 24 : 300;
+  const int count = quick() ? 24 : 300;
   int configs = 0;
   for (int i = 0; configs < count && i < 20 * count; ++i) {
     avgpool_params p;
@@ -119,7 +86,7 @@ TEST_CASE("large windows: random kernels up to the plane, every dtype, layout an
     ++configs;
   }
   printf("large-window configurations: %d\n", configs);
-  print_counts("large-window runs", runs);
+  print_runs("large-window runs", runs);
   CHECK(configs == count);
   for (const char* name : kLargeImpls) CHECK(runs[name] > count / 5);
 }
@@ -141,7 +108,7 @@ TEST_CASE("large windows: few outputs (cluster and slot splits), many planes, wi
       {1, 5, 97, 203, 41, 23, 7, 5, 20, 11, 1, 1},       // odd strides (no pad words) and padding
   };
   for (const S& s : shapes)
-    for (int dt = 0; dt < (quick_run() ? 1 : 4); ++dt)
+    for (int dt = 0; dt < (quick() ? 1 : 4); ++dt)
       for (int lay = 0; lay < 2; ++lay)
         for (int num = 0; num < 2; ++num) {
           avgpool_params p;
@@ -158,7 +125,7 @@ TEST_CASE("large windows: few outputs (cluster and slot splits), many planes, wi
           if (dt == 1) sprinkle_specials(p.dtype, src.data(), sn, 0.0002, rng);
           check_large_impls(p, src.data(), rng, &runs, dt == 0);
         }
-  print_counts("large-window targeted runs", runs);
+  print_runs("large-window targeted runs", runs);
 }
 
 TEST_CASE("large windows: AUTO picks the split and chain implementations by the window's size") {

@@ -29,45 +29,10 @@ namespace {
 // AVGPOOL_GPU_TEST_QUICK=1 (for compute-sanitizer): every 8th golden case,
 // 60 random configurations, targeted shapes in f32 only.
 
-// Runs every CUDA implementation that accepts p on src and checks it against
-// the reference; counts runs per implementation. Returns the number of
-// implementations that ran.
+// Every CUDA implementation that accepts p, on src, against the reference.
 int check_all_impls(const avgpool_params& p, const void* src, std::map<std::string, int>* runs,
                     std::mt19937_64& rng, bool check_determinism) {
-  int64_t sn = 0, dn = 0;
-  REQUIRE(element_counts(p, &sn, &dn));
-  const int64_t es = element_size(p.dtype);
-  std::vector<char> ref((size_t)(dn * es));
-  REQUIRE(run_reference(p, src, ref.data()) == AVGPOOL_SUCCESS);
-  int ran = 0;
-  for (const std::string& name : cuda_impl_names()) {
-    // Unaligned (element-aligned, not 16-byte-aligned) pointers one time in four.
-    const int64_t src_off = (rng() % 4 == 0) ? es : 0;
-    const int64_t dst_off = (rng() % 4 == 0) ? es : 0;
-    RunResult r = run_on_device(p, name.c_str(), src, src_off, dst_off);
-    if (r.status == AVGPOOL_ERROR_UNSUPPORTED) continue;  // declined: not a pass
-    INFO(name << " on " << describe(p) << " src_off " << src_off << " dst_off " << dst_off);
-    REQUIRE_MESSAGE(r.status == AVGPOOL_SUCCESS, r.message);
-    REQUIRE(r.device_error == cudaSuccess);
-    CHECK(r.guards_ok);
-    const Mismatch m = compare_to_reference(p, src, r.out.data(), ref.data());
-    CHECK_MESSAGE(m.count == 0, m.message());
-    if (check_determinism) {
-      RunResult again = run_on_device(p, name.c_str(), src, src_off, dst_off, 0, 2);
-      REQUIRE(again.status == AVGPOOL_SUCCESS);
-      CHECK_MESSAGE(memcmp(again.out.data(), r.out.data(), r.out.size()) == 0,
-                    "results differ between runs");
-    }
-    ++(*runs)[name];
-    ++ran;
-  }
-  return ran;
-}
-
-void print_runs(const char* what, const std::map<std::string, int>& runs) {
-  printf("%s:", what);
-  for (const auto& kv : runs) printf(" %s=%d", kv.first.c_str(), kv.second);
-  printf("\n");
+  return check_impls(p, src, cuda_impl_names(), runs, rng, check_determinism);
 }
 
 }  // namespace
