@@ -98,6 +98,7 @@ class PlanCache:
     def __init__(self, capacity=256):
         self._lock = threading.Lock()
         self._plans = collections.OrderedDict()
+        self._calls = {}
         self._capacity = capacity
         self._hits = 0
         self._misses = 0
@@ -126,6 +127,20 @@ class PlanCache:
                     self._plans.popitem(last=False)
         return plan
 
+    # Repeated eager calls (avgpool.torch): a call's raw arguments -> what it
+    # runs (its plan among them), so a repeat skips the argument handling.
+    # Emptied with the plans, bounded by the same capacity, off at 0.
+    def call_get(self, key):
+        return self._calls.get(key)  # one dict lookup: atomic, no lock needed
+
+    def call_put(self, key, entry):
+        with self._lock:
+            if self._capacity == 0:
+                return
+            if len(self._calls) >= self._capacity:
+                self._calls.clear()
+            self._calls[key] = entry
+
     def info(self):
         with self._lock:
             return CacheInfo(self._hits, self._misses, len(self._plans), self._capacity)
@@ -133,6 +148,7 @@ class PlanCache:
     def clear(self):
         with self._lock:
             self._plans.clear()
+            self._calls.clear()
             self._hits = self._misses = 0
 
     def set_capacity(self, capacity):
@@ -143,6 +159,8 @@ class PlanCache:
             self._capacity = capacity
             while len(self._plans) > capacity:
                 self._plans.popitem(last=False)
+            if len(self._calls) > capacity:
+                self._calls.clear()
 
 
 cache = PlanCache()

@@ -153,7 +153,8 @@ TEST_CASE("large windows: AUTO picks the split and chain implementations by the 
       {1, 1, 4096, 512, 2048, 1, 512, 1, F, NCHW, bf16, "cuda:any_window_split"},
       {1, 1, 4096, 4096, 4096, 1, 1, 1, P, NCHW, bf16, "cuda:nchw_window_chain"},
       {2, 64, 64, 64, 64, 64, 64, 64, F, NHWC, f32, "cuda:any_window_split"},
-      {2, 64, 64, 64, 64, 64, 64, 64, P, NHWC, f32, "cuda:any_window_split"},
+      {2, 64, 64, 64, 64, 64, 64, 64, P, NHWC, f32, "cuda:nhwc_column_walk"},  // 16-byte channel vectors
+      {2, 3, 64, 64, 64, 64, 64, 64, P, NHWC, f32, "cuda:any_window_split"},    // 12-byte pixels
       {1, 64, 512, 512, 32, 32, 16, 16, P, NHWC, f32, nullptr},
       {1, 64, 512, 512, 64, 64, 32, 32, F, NHWC, f32, "cuda:any_window_split"},  // overlapping, 4096 inputs
       // below 512 inputs per window (2048 for overlapping fast or NHWC windows) the earlier choices stay

@@ -108,7 +108,8 @@ TEST_CASE("the CUDA implementations are registered; AUTO follows the measured ch
       {64, 0, 0, AVGPOOL_NUMERICS_PYTORCH, "cuda:nchw_window_chain"},
       {32, 16, 0, AVGPOOL_NUMERICS_PYTORCH, "cuda:nchw_window_chain"},
       {64, 0, 0, AVGPOOL_NUMERICS_FAST, "cuda:any_window_split", 64, f32, 64, nhwc},
-      {64, 0, 0, AVGPOOL_NUMERICS_PYTORCH, "cuda:any_window_split", 64, AVGPOOL_DTYPE_BF16, 64, nhwc},
+      {64, 0, 0, AVGPOOL_NUMERICS_PYTORCH, "cuda:nhwc_column_walk", 64, AVGPOOL_DTYPE_BF16, 64, nhwc},
+      {64, 0, 0, AVGPOOL_NUMERICS_PYTORCH, "cuda:any_window_split", 64, AVGPOOL_DTYPE_BF16, 3, nhwc},
   };
   // Without the bulk-copy implementations (below sm_90, e.g. under
   // AVGPOOL_CUDA_TREAT_AS_SM=80) AUTO goes on down policy.cu's order: NHWC to

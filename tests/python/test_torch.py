@@ -366,3 +366,28 @@ def test_kernelbench_example_runs_small():
     assert r.returncode == 0, r.stdout + r.stderr
     assert "outputs equal: True" in r.stdout
     assert "speedup" in r.stdout
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_repeated_calls_stay_exact(device):
+    """Repeats take the plan cache's shortcut: each reads its own input, and
+    inputs the plan cannot read in place (strided views) are made contiguous
+    as on the first call; clearing the cache or capacity 0 drops it."""
+    torch.manual_seed(5)
+    avgpool.clear_plan_cache()
+    try:
+        for _ in range(2):
+            for x in (torch.randn(2, 3, 9, 10, device=device),
+                      torch.randn(2, 3, 9, 20, device=device)[..., ::2],
+                      torch.randn(3, 9, 10, device=device),
+                      torch.randn(2, 3, 9, 10, device=device).contiguous(memory_format=torch.channels_last)):
+                for _ in range(3):
+                    got = apt.avg_pool2d(x, 3, 2, 1, numerics="pytorch")
+                    assert torch.equal(got, F.avg_pool2d(x, 3, 2, 1))
+                    if x.dim() == 4:  # the input's memory format, as PyTorch's result has
+                        cl = x.is_contiguous(memory_format=torch.channels_last) and not x.is_contiguous()
+                        assert got.is_contiguous(memory_format=torch.channels_last if cl else torch.contiguous_format)
+            avgpool.set_plan_cache_capacity(0)
+    finally:
+        avgpool.set_plan_cache_capacity(256)
+        avgpool.clear_plan_cache()
