@@ -51,12 +51,30 @@ bool tiled_wanted(const Problem& q, const DeviceInfo& device) {
 }
 
 // cuda:nchw_stride_eq before cuda:nchw_row_bulk for stride == kernel in
-// f16/bf16 fast numerics (f16 seed 1.97 ms against 2.06; its pytorch
-// numerics are slower there: 2.75 against 2.07) and for tiny windows (k2 s2
-// on 112x112 planes: 0.28 ms against 0.40).
+// f16/bf16 fast numerics on wide rows (f16 seed 1.97 ms against 2.06; its
+// pytorch numerics are slower there: 2.75 against 2.07) and for tiny windows
+// (k2 s2 on 112x112 planes: 0.28 ms against 0.40). Not on narrow rows: it
+// gives a block to each output row of a plane, and the random sweep (H200,
+// 2026-11-30, device time) had it at 1.778 ms against cuda:nchw_row_bulk's
+// 0.536 (pytorch numerics, the slower of its two) on 49353x14x30x30 k10
+// bf16, 0.439 against 0.167 on 20143x3x61x61 k5 f16, 0.049 against 0.009 on
+// 120x52x8x75 k1x10 f16.
+constexpr int64_t kStrideEqHalfRow = 1024;
 bool stride_eq_before_row_bulk(const Problem& q) {
-  return q.stride_equals_kernel() && ((half_type(q) && fast(q)) || q.kh * q.kw <= 4);
+  return q.stride_equals_kernel() && ((half_type(q) && fast(q) && q.w >= kStrideEqHalfRow) || q.kh * q.kw <= 4);
 }
+
+// Windows with gaps between them along both axes (strides above the kernel
+// on both): cuda:any_direct reads only what the windows hold, as PyTorch
+// does, where the tiled and row kernels stage every input element. Random
+// sweep, H200, 2026-11-30, device time (before -> cuda:any_direct, PyTorch):
+// 15x264x195x195 k3 s4 bf16 cuda:nchw_tiled 0.421 -> 0.243 (0.146);
+// 11x371x362x136 k4 s5 f16 0.558 -> 0.236 (0.152); 1034x38x252x91 k1 s2x3
+// f16 2.807 -> 2.484 (1.371). With gaps along one axis only the staging
+// kernels keep their edge: 144402x2x44x44 k5 s6x1 bf16 cuda:nchw_row_bulk
+// 1.052 against 2.936 on cuda:any_direct, 152x265x26x483 k2x11 s4x1 f32
+// cuda:nchw_tiled 1.822 against 3.426.
+bool gaps_between_windows(const Problem& q) { return q.sh > q.kh && q.sw > q.kw; }
 
 // cuda:nhwc_tile_stream, except where cuda:nhwc_column_walk measured faster
 // in fast numerics (ms there against here):
@@ -158,6 +176,7 @@ size_t auto_order(const Problem& q, const DeviceInfo& device, Direction directio
     add(&kAnyWindowSplitImpl);
   }
   if (q.layout == AVGPOOL_LAYOUT_NCHW) {
+    if (gaps_between_windows(q)) add(&kAnyDirectImpl);
     if (row_stream_wanted(q)) add(&kNchwRowStreamImpl);
     add(&kNchwVecColumnWalkImpl);  // fast numerics, 3x3/5x5/7x7 at stride 1
     add(&kNchwColumnWalkImpl);     // 2x2/3x3/5x5 at row stride 1 or 2

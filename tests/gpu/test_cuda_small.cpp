@@ -84,7 +84,10 @@ TEST_CASE("the CUDA implementations are registered; AUTO follows the measured ch
       {11, 0, 0, AVGPOOL_NUMERICS_PYTORCH, "cuda:nchw_row_stream", 2048},
       {11, 0, 0, AVGPOOL_NUMERICS_PYTORCH, "cuda:nchw_row_stream", 2048, AVGPOOL_DTYPE_F16},
       {11, 0, 0, AVGPOOL_NUMERICS_FAST, "cuda:nchw_row_stream", 2048, AVGPOOL_DTYPE_BF16},
-      {11, 0, 0, AVGPOOL_NUMERICS_FAST, "cuda:nchw_stride_eq", 96, AVGPOOL_DTYPE_F16},  // narrow half rows
+      {11, 0, 0, AVGPOOL_NUMERICS_FAST, "cuda:nchw_row_bulk", 96, AVGPOOL_DTYPE_F16},  // narrow half rows
+      {11, 0, 0, AVGPOOL_NUMERICS_FAST, "cuda:nchw_stride_eq", 1024, AVGPOOL_DTYPE_F16},  // wide half rows, ow < 128
+      {3, 4, 0, AVGPOOL_NUMERICS_FAST, "cuda:any_direct"},       // gaps between windows
+      {2, 3, 0, AVGPOOL_NUMERICS_PYTORCH, "cuda:any_direct", 2048},
       {11, 4, 0, AVGPOOL_NUMERICS_FAST, "cuda:nchw_row_stream", 1024},     // large overlapping windows
       {11, 4, 0, AVGPOOL_NUMERICS_PYTORCH, "cuda:nchw_row_stream", 1024},
       // NHWC: tiles streamed through shared memory where channels come in
