@@ -136,7 +136,6 @@ std::string forward_case(const GoldenCase& gc, const GoldenOptions& o, std::vect
 
 // One backward case; "" or why it failed. *gin32 gets our float32 grad_input.
 std::string backward_case(const GoldenBackwardCase& gc, const GoldenOptions& o, std::vector<float>* gin32) {
-  static const char* const names[] = {"f32", "f16", "bf16", "f64"};
   const std::vector<double> gout(gc.gout.begin(), gc.gout.end());
   std::vector<double> got, abs_sum;
   std::string failures;
@@ -155,11 +154,11 @@ std::string backward_case(const GoldenBackwardCase& gc, const GoldenOptions& o, 
     avgpool_params p = golden_params(gc, o.backend, o.numerics);
     p.dtype = (avgpool_dtype)d;
     const std::string why = run_plan(p, true, gout, nullptr, &got);
-    if (!why.empty()) return std::string(names[d]) + ": " + why;
+    if (!why.empty()) return std::string(avgpool_dtype_name((avgpool_dtype)d)) + ": " + why;
     if (d == AVGPOOL_DTYPE_F32) gin32->assign(got.begin(), got.end());
     auto want = [&](size_t i) { return pytorch_of[d] && !fast ? (double)(*pytorch_of[d])[i] : gc.gin[i]; };
     const int digits = d == AVGPOOL_DTYPE_F32 ? 24 : 53;
-    failures += compare(names[d], got, want, [&](size_t i) {
+    failures += compare(avgpool_dtype_name((avgpool_dtype)d), got, want, [&](size_t i) {
       return fast ? within_bound(got[i], want(i), digits, terms, abs_sum[i]) : same_value(got[i], want(i));
     });
   }

@@ -1,6 +1,7 @@
 #include "options.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 namespace avgpool_cli {
 
@@ -73,37 +74,25 @@ bool parse_shape(const std::string& s, avgpool_params* p) {
   return true;
 }
 
-// *out = the value whose name (names[value], values 0, 1, ...) is s.
-template <typename Enum, size_t N>
-bool parse_enum(const std::string& s, const char* const (&names)[N], Enum* out) {
-  for (size_t i = 0; i < N; ++i)
-    if (s == names[i]) {
+// *out = the value (0, 1, ...) that the library's name function spells s;
+// the names end where it answers "?".
+template <typename Enum> bool parse_enum(const std::string& s, const char* (*name)(Enum), Enum* out) {
+  for (int i = 0; strcmp(name(static_cast<Enum>(i)), "?") != 0; ++i)
+    if (s == name(static_cast<Enum>(i))) {
       *out = static_cast<Enum>(i);
       return true;
     }
   return false;
 }
 
-bool parse_dtype(const std::string& s, avgpool_dtype* out) {
-  static const char* const names[] = {"f32", "f16", "bf16", "f64"};
-  return parse_enum(s, names, out);
-}
-
-bool parse_layout(const std::string& s, avgpool_layout* out) {
-  static const char* const names[] = {"nchw", "nhwc"};
-  return parse_enum(s, names, out);
-}
+bool parse_dtype(const std::string& s, avgpool_dtype* out) { return parse_enum(s, avgpool_dtype_name, out); }
+bool parse_layout(const std::string& s, avgpool_layout* out) { return parse_enum(s, avgpool_layout_name, out); }
 
 }  // namespace
 
-bool parse_backend(const std::string& s, avgpool_backend* out) {
-  static const char* const names[] = {"auto", "reference", "cpu", "cuda"};
-  return parse_enum(s, names, out);
-}
-
+bool parse_backend(const std::string& s, avgpool_backend* out) { return parse_enum(s, avgpool_backend_name, out); }
 bool parse_numerics(const std::string& s, avgpool_numerics* out) {
-  static const char* const names[] = {"fast", "pytorch"};
-  return parse_enum(s, names, out);
+  return parse_enum(s, avgpool_numerics_name, out);
 }
 
 std::string parse_run(const std::vector<std::string>& args, RunOptions* o) {

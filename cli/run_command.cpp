@@ -62,11 +62,6 @@ std::vector<int64_t> sample_indices(const avgpool_params& p, const int64_t dims[
   return out;
 }
 
-const char* dtype_text(avgpool_dtype d) {
-  static const char* names[] = {"f32", "f16", "bf16", "f64"};
-  return names[d];
-}
-
 }  // namespace
 
 int run_command(const RunOptions& options) {
@@ -118,15 +113,15 @@ int run_command(const RunOptions& options) {
   const int64_t* result_dims = backward ? input_dims : dims;
 
   printf("input  %lldx%lldx%lldx%lld %s %s, kernel %lldx%lld stride %lldx%lld padding %lldx%lld%s%s\n",
-         (long long)p.n, (long long)p.c, (long long)p.h, (long long)p.w, dtype_text(p.dtype),
-         p.layout == AVGPOOL_LAYOUT_NHWC ? "nhwc" : "nchw", (long long)p.kernel_h,
+         (long long)p.n, (long long)p.c, (long long)p.h, (long long)p.w, avgpool_dtype_name(p.dtype),
+         avgpool_layout_name(p.layout), (long long)p.kernel_h,
          (long long)p.kernel_w, (long long)(p.stride_h ? p.stride_h : p.kernel_h),
          (long long)(p.stride_w ? p.stride_w : p.kernel_w), (long long)p.padding_h,
          (long long)p.padding_w, p.ceil_mode ? " ceil_mode" : "",
          p.count_include_pad ? "" : " exclude_pad");
   printf("output %lldx%lldx%lldx%lld\n", (long long)dims[0], (long long)dims[1], (long long)dims[2],
          (long long)dims[3]);
-  printf("impl   %s (%s numerics%s)\n", impl, p.numerics == AVGPOOL_NUMERICS_PYTORCH ? "pytorch" : "fast",
+  printf("impl   %s (%s numerics%s)\n", impl, avgpool_numerics_name(p.numerics),
          backward ? ", backward: grad_output -> grad_input" : "");
 
   // The input from a fixed seed, filled in parallel on the host.

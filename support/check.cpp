@@ -60,21 +60,15 @@ avgpool_params shape_params(int64_t n, int64_t c, int64_t h, int64_t w, int64_t 
 }
 
 std::string describe(const avgpool_params& p) {
-  static const char* dtypes[] = {"f32", "f16", "bf16", "f64"};
-  // Read the enum fields as ints: p may hold values outside the enums
-  // (loading those as the enum type is undefined behaviour).
-  int dtype, layout, numerics;
-  memcpy(&dtype, &p.dtype, sizeof dtype);
-  memcpy(&layout, &p.layout, sizeof layout);
-  memcpy(&numerics, &p.numerics, sizeof numerics);
+  // The name functions read the enum fields as ints: p may hold values
+  // outside the enums.
   std::ostringstream os;
   os << "shape " << p.n << 'x' << p.c << 'x' << p.h << 'x' << p.w << " k" << p.kernel_h << 'x'
      << p.kernel_w << " s" << p.stride_h << 'x' << p.stride_w << " p" << p.padding_h << 'x'
      << p.padding_w << (p.ceil_mode ? " ceil" : "") << (p.count_include_pad ? "" : " exclude_pad")
      << (p.divisor_override ? " div" + std::to_string(p.divisor_override) : "") << ' '
-     << (dtype >= 0 && dtype <= 3 ? dtypes[dtype] : "?")
-     << (layout == AVGPOOL_LAYOUT_NHWC ? " nhwc" : layout == AVGPOOL_LAYOUT_NCHW ? " nchw" : " layout?")
-     << (numerics == AVGPOOL_NUMERICS_PYTORCH ? " pytorch" : numerics == AVGPOOL_NUMERICS_FAST ? " fast" : " numerics?");
+     << avgpool_dtype_name(p.dtype) << ' ' << avgpool_layout_name(p.layout) << ' '
+     << avgpool_numerics_name(p.numerics);
   return os.str();
 }
 
@@ -82,7 +76,7 @@ std::string Mismatch::message() const {
   if (count == 0) return "ok";
   std::ostringstream os;
   os.precision(17);
-  os << count << " outputs differ; first at " << first << ": got " << got << ", want " << want
+  os << count << ' ' << what << " differ; first at " << first << ": got " << got << ", want " << want
      << " (bound " << bound << ")";
   return os.str();
 }
@@ -180,6 +174,7 @@ Mismatch compare_dense(const avgpool_params& p, bool backward, const void* input
   avgpool_params rp = p;
   rp.backend = AVGPOOL_BACKEND_REFERENCE;
   Mismatch m;
+  if (backward) m.what = "grad_input elements";
   const PlanSizes sizes = plan_sizes(p);
   if (sizes.src < 0) {
     m.count = -1;

@@ -36,6 +36,7 @@ struct Mismatch {
   int64_t count = 0;       // outputs outside the rule
   int64_t first = -1;      // dense index of the first one
   double got = 0, want = 0, bound = 0;
+  const char* what = "outputs";  // what the message counts
   std::string message() const;
 };
 

@@ -5,7 +5,6 @@
 #include <stdlib.h>
 
 #include <fstream>
-#include <functional>
 #include <sstream>
 
 namespace avgpool_support {
@@ -34,11 +33,16 @@ bool read_float_block(std::istream& in, const char* key, int64_t count, std::vec
   return true;
 }
 
-// Reads "key count" and count values; want >= 0: count must equal it.
-bool read_counted_block(std::istream& in, const char* key, int64_t want, std::vector<double>* values) {
+// Reads "key count" and count values into a float vector; want >= 0: count
+// must equal it.
+bool read_counted_floats(std::istream& in, const char* key, int64_t want, std::vector<float>* out) {
   std::string word;
   int64_t count = 0;
-  return (in >> word >> count) && word == key && (want < 0 || count == want) && read_values(in, count, values);
+  std::vector<double> values;
+  if (!(in >> word >> count) || word != key || (want >= 0 && count != want) || !read_values(in, count, &values))
+    return false;
+  out->assign(values.begin(), values.end());
+  return true;
 }
 
 // The case's name and the "shape" and "params" lines every case starts with.
@@ -52,12 +56,13 @@ bool read_config(std::istream& in, const std::string& name, GoldenConfig* gc) {
 }
 
 // Walks a golden file: blank and '#' lines are skipped; a "case NAME" line
-// hands the stream to read_case (a body spans many lines and is read token by
-// token), which returns "" or what is wrong; any other first word goes to
-// other_line, which returns false when it does not know the line.
-bool parse_file(const std::string& path, std::string* error,
-                const std::function<std::string(std::istream&, const std::string&)>& read_case,
-                const std::function<bool(const std::string&, std::istream&)>& other_line) {
+// starts a case (a body spans many lines and is read token by token): its
+// config, then read_body, which returns "" or what is wrong; complete cases
+// go to *cases. Any other first word goes to other_line, which returns false
+// when it does not know the line.
+template <typename Case, typename ReadBody, typename OtherLine>
+bool parse_cases(const std::string& path, std::string* error, std::vector<Case>* cases, ReadBody read_body,
+                 OtherLine other_line) {
   std::ifstream in(path);
   if (!in) {
     *error = "cannot open " + path;
@@ -72,12 +77,14 @@ bool parse_file(const std::string& path, std::string* error,
     std::string why;
     if (word == "case") {
       ls >> name;
-      why = read_case(in, name);
+      Case gc;
+      why = read_config(in, name, &gc) ? read_body(in, name, &gc) : "bad shape or params in " + name;
       if (why.empty()) {
         std::string end;
         if (!(in >> end) || end != "end") why = "missing end of " + name;
         std::getline(in, line);  // rest of the 'end' line
       }
+      if (why.empty()) cases->push_back(std::move(gc));
     } else if (!other_line(word, ls)) {
       why = "expected 'case', got '" + word + "'";
     }
@@ -87,6 +94,34 @@ bool parse_file(const std::string& path, std::string* error,
     }
   }
   return true;
+}
+
+std::string read_forward_body(std::istream& in, const std::string& name, GoldenCase* gc) {
+  if (!read_counted_floats(in, "in", gc->n * gc->c * gc->h * gc->w, &gc->in)) return "bad in values in " + name;
+  std::string key;
+  int64_t* od = gc->out_dims;
+  if (!(in >> key >> od[0] >> od[1] >> od[2] >> od[3]) || key != "out") return "bad out line in " + name;
+  const int64_t count = od[0] * od[1] * od[2] * od[3];
+  if (!read_values(in, count, &gc->out)) return "bad out values in " + name;
+  if (!read_float_block(in, "out32", count, &gc->out32)) return "bad out32 values in " + name;
+  return "";
+}
+
+std::string read_backward_body(std::istream& in, const std::string& name, GoldenBackwardCase* gc) {
+  // float32 grad_output values are printed with 9 digits: exact.
+  if (!read_counted_floats(in, "gout", -1, &gc->gout)) return "bad gout values in " + name;
+  std::string key;
+  int64_t dims[4] = {0, 0, 0, 0};
+  if (!(in >> key >> dims[0] >> dims[1] >> dims[2] >> dims[3]) || key != "gin" || dims[0] != gc->n ||
+      dims[1] != gc->c || dims[2] != gc->h || dims[3] != gc->w)
+    return "bad gin line in " + name;
+  const int64_t elements = gc->n * gc->c * gc->h * gc->w;
+  if (!read_values(in, elements, &gc->gin)) return "bad gin values in " + name;
+  for (auto [label, target] : {std::pair<const char*, std::vector<float>*>{"gin32", &gc->gin32},
+                               {"gin16", &gc->gin16}, {"ginbf16", &gc->ginbf16}}) {
+    if (!read_float_block(in, label, elements, target)) return std::string("bad ") + label + " values in " + name;
+  }
+  return "";
 }
 
 void write_config(std::ostream& os, const GoldenConfig& gc) {
@@ -128,21 +163,6 @@ std::string path_from(const char* env_name, const char* configured, const char* 
 
 bool read_golden(const std::string& path, GoldenFile* file, std::string* error) {
   GoldenFile result;
-  auto read_case = [&](std::istream& in, const std::string& name) -> std::string {
-    GoldenCase gc;
-    if (!read_config(in, name, &gc)) return "bad shape or params in " + name;
-    std::vector<double> values;
-    if (!read_counted_block(in, "in", gc.n * gc.c * gc.h * gc.w, &values)) return "bad in values in " + name;
-    gc.in.assign(values.begin(), values.end());
-    std::string key;
-    if (!(in >> key >> gc.out_dims[0] >> gc.out_dims[1] >> gc.out_dims[2] >> gc.out_dims[3]) || key != "out")
-      return "bad out line in " + name;
-    const int64_t count = gc.out_dims[0] * gc.out_dims[1] * gc.out_dims[2] * gc.out_dims[3];
-    if (!read_values(in, count, &gc.out)) return "bad out values in " + name;
-    if (!read_float_block(in, "out32", count, &gc.out32)) return "bad out32 values in " + name;
-    result.cases.push_back(std::move(gc));
-    return "";
-  };
   auto rejected_line = [&](const std::string& word, std::istream& ls) {
     GoldenRejected r{};
     if (word != "rejected" ||
@@ -151,7 +171,7 @@ bool read_golden(const std::string& path, GoldenFile* file, std::string* error) 
     result.rejected.push_back(r);
     return true;
   };
-  if (!parse_file(path, error, read_case, rejected_line)) return false;
+  if (!parse_cases(path, error, &result.cases, read_forward_body, rejected_line)) return false;
   *file = std::move(result);
   return true;
 }
@@ -169,29 +189,8 @@ bool is_backward_golden(const std::string& path) {
 
 bool read_golden_backward(const std::string& path, GoldenBackwardFile* file, std::string* error) {
   GoldenBackwardFile result;
-  auto read_case = [&](std::istream& in, const std::string& name) -> std::string {
-    GoldenBackwardCase gc;
-    if (!read_config(in, name, &gc)) return "bad shape or params in " + name;
-    std::vector<double> values;
-    // float32 grad_output values are printed with 9 digits: exact.
-    if (!read_counted_block(in, "gout", -1, &values)) return "bad gout values in " + name;
-    gc.gout.assign(values.begin(), values.end());
-    std::string key;
-    int64_t dims[4] = {0, 0, 0, 0};
-    if (!(in >> key >> dims[0] >> dims[1] >> dims[2] >> dims[3]) || key != "gin" || dims[0] != gc.n ||
-        dims[1] != gc.c || dims[2] != gc.h || dims[3] != gc.w)
-      return "bad gin line in " + name;
-    const int64_t elements = gc.n * gc.c * gc.h * gc.w;
-    if (!read_values(in, elements, &gc.gin)) return "bad gin values in " + name;
-    for (auto [label, target] : {std::pair<const char*, std::vector<float>*>{"gin32", &gc.gin32},
-                                 {"gin16", &gc.gin16}, {"ginbf16", &gc.ginbf16}}) {
-      if (!read_float_block(in, label, elements, target)) return std::string("bad ") + label + " values in " + name;
-    }
-    result.cases.push_back(std::move(gc));
-    return "";
-  };
   auto no_other_lines = [](const std::string&, std::istream&) { return false; };
-  if (!parse_file(path, error, read_case, no_other_lines)) return false;
+  if (!parse_cases(path, error, &result.cases, read_backward_body, no_other_lines)) return false;
   *file = std::move(result);
   return true;
 }

@@ -1,4 +1,5 @@
-// The golden file for doctest cases: read once, REQUIRE'd to load.
+// The golden files for doctest cases (forward and backward): each read once,
+// REQUIRE'd to load.
 #pragma once
 
 #include <doctest/doctest.h>
@@ -7,9 +8,15 @@
 
 #include "golden_file.h"
 
-inline const avgpool_support::GoldenFile& golden() {
+template <typename File> const File& required_golden(const File* (*load)(std::string* error)) {
   std::string error;
-  const avgpool_support::GoldenFile* file = avgpool_support::default_golden(&error);
+  const File* file = load(&error);
   REQUIRE_MESSAGE(file != nullptr, error);
   return *file;
+}
+
+inline const avgpool_support::GoldenFile& golden() { return required_golden(avgpool_support::default_golden); }
+
+inline const avgpool_support::GoldenBackwardFile& golden_backward() {
+  return required_golden(avgpool_support::default_golden_backward);
 }

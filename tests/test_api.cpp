@@ -43,6 +43,25 @@ TEST_CASE("status values are pinned and every status has a name") {
   CHECK(std::string(avgpool_status_string((avgpool_status)99)) == "unknown status");
 }
 
+TEST_CASE("every enum value has a short name; values outside the enums get \"?\"") {
+  CHECK(std::string(avgpool_dtype_name(AVGPOOL_DTYPE_F32)) == "f32");
+  CHECK(std::string(avgpool_dtype_name(AVGPOOL_DTYPE_F16)) == "f16");
+  CHECK(std::string(avgpool_dtype_name(AVGPOOL_DTYPE_BF16)) == "bf16");
+  CHECK(std::string(avgpool_dtype_name(AVGPOOL_DTYPE_F64)) == "f64");
+  CHECK(std::string(avgpool_layout_name(AVGPOOL_LAYOUT_NCHW)) == "nchw");
+  CHECK(std::string(avgpool_layout_name(AVGPOOL_LAYOUT_NHWC)) == "nhwc");
+  CHECK(std::string(avgpool_backend_name(AVGPOOL_BACKEND_AUTO)) == "auto");
+  CHECK(std::string(avgpool_backend_name(AVGPOOL_BACKEND_REFERENCE)) == "reference");
+  CHECK(std::string(avgpool_backend_name(AVGPOOL_BACKEND_CPU)) == "cpu");
+  CHECK(std::string(avgpool_backend_name(AVGPOOL_BACKEND_CUDA)) == "cuda");
+  CHECK(std::string(avgpool_numerics_name(AVGPOOL_NUMERICS_FAST)) == "fast");
+  CHECK(std::string(avgpool_numerics_name(AVGPOOL_NUMERICS_PYTORCH)) == "pytorch");
+  CHECK(std::string(avgpool_dtype_name((avgpool_dtype)4)) == "?");
+  CHECK(std::string(avgpool_layout_name((avgpool_layout)-1)) == "?");
+  CHECK(std::string(avgpool_backend_name((avgpool_backend)99)) == "?");
+  CHECK(std::string(avgpool_numerics_name((avgpool_numerics)2)) == "?");
+}
+
 TEST_CASE("params_init gives PyTorch's defaults") {
   avgpool_params p;
   memset(&p, 0x7f, sizeof p);

@@ -19,32 +19,18 @@
 #include <omp.h>
 #endif
 
-#include "backward_helpers.h"
+#include "impl_helpers.h"
 #include "check.h"
 
 using namespace avgpool_support;
 
 namespace {
 
-
 // Checks every backward implementation that accepts p on grad_output
 // against the reference; returns how many ran.
 int check_backward_impls(const avgpool_params& p, const void* grad_output) {
-  const PlanSizes s = sizes_of(p);
-  std::vector<unsigned char> ref((size_t)(s.src * element_size(p.dtype)));
-  REQUIRE(run_reference_backward(p, grad_output, ref.data()) == AVGPOOL_SUCCESS);
-  int ran = 0;
-  for (const std::string& impl : host_backward_impl_names()) {
-    GuardedBuffer got(p.dtype, s.src);
-    if (!run_backward_impl(impl, p, grad_output, got.data())) continue;
-    ++ran;
-    const Mismatch m = compare_backward_to_reference(p, grad_output, got.data(), ref.data());
-    CHECK_MESSAGE(m.count == 0, impl << ": " << describe(p) << ": " << m.message());
-    CHECK_MESSAGE(got.guards_intact(), impl << ": " << describe(p) << ": wrote outside grad_input");
-  }
-  return ran;
+  return check_against_reference(host_backward_impl_names(), p, grad_output, true);
 }
-
 
 }  // namespace
 

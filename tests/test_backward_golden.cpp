@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "backward_helpers.h"
+#include "impl_helpers.h"
 #include "check.h"
 
 using namespace avgpool_support;

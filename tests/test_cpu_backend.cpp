@@ -15,8 +15,7 @@
 #endif
 
 #include "check.h"
-#include "golden_file.h"
-#include "golden_cases.h"
+#include "impl_helpers.h"
 #include "tensor_util.h"
 
 using namespace avgpool_support;
@@ -25,32 +24,10 @@ namespace {
 
 std::vector<std::string> cpu_impl_names() { return impl_names("cpu:"); }
 
-// A dst buffer with poisoned guard bands on both sides.
-struct Guarded {
-  static constexpr int64_t kGuard = 64;  // elements each side
-  std::vector<unsigned char> bytes;
-  int64_t esize = 0, count = 0;
-  Guarded(avgpool_dtype dtype, int64_t n) : esize(element_size(dtype)), count(n) {
-    bytes.resize((size_t)((n + 2 * kGuard) * esize));
-    poison(bytes.data(), (int64_t)bytes.size());
-  }
-  void* data() { return bytes.data() + kGuard * esize; }
-  bool guards_intact() const {
-    return is_poisoned(bytes.data(), kGuard * esize) &&
-           is_poisoned(bytes.data() + (kGuard + count) * esize, kGuard * esize);
-  }
-};
+using Guarded = GuardedBuffer;
 
-// Runs implementation `impl` on p and src into a guarded buffer; returns
-// false (and says why) when the implementation declines.
 bool run_impl(const std::string& impl, const avgpool_params& p, const void* src, Guarded* out) {
-  avgpool_plan* plan = nullptr;
-  const avgpool_status s = avgpool_plan_create_with_impl(&p, impl.c_str(), &plan);
-  if (s == AVGPOOL_ERROR_UNSUPPORTED) return false;
-  REQUIRE_MESSAGE(s == AVGPOOL_SUCCESS, avgpool_last_error_message());
-  REQUIRE(avgpool_plan_execute(plan, src, out->data(), nullptr) == AVGPOOL_SUCCESS);
-  avgpool_plan_destroy(plan);
-  return true;
+  return run_forward_impl(impl, p, src, out->data());
 }
 
 int64_t dst_count(const avgpool_params& p) {
@@ -63,36 +40,10 @@ int64_t src_count(const avgpool_params& p) {
   return p.n * p.c * p.h * p.w;
 }
 
-// Converts an NCHW float tensor to p's dtype and layout.
-std::vector<unsigned char> convert_input(const avgpool_params& p, const std::vector<float>& nchw) {
-  std::vector<unsigned char> out((size_t)(src_count(p) * element_size(p.dtype)));
-  for (int64_t n = 0; n < p.n; ++n)
-    for (int64_t c = 0; c < p.c; ++c)
-      for (int64_t y = 0; y < p.h; ++y)
-        for (int64_t x = 0; x < p.w; ++x) {
-          const int64_t i = ((n * p.c + c) * p.h + y) * p.w + x;
-          const int64_t o = p.layout == AVGPOOL_LAYOUT_NCHW ? i : ((n * p.h + y) * p.w + x) * p.c + c;
-          store_double(p.dtype, out.data(), o, nchw[(size_t)i]);
-        }
-  return out;
-}
-
 // Checks every CPU implementation that accepts p against the reference.
 // Returns how many implementations ran.
 int check_all_impls(const avgpool_params& p, const void* src) {
-  const int64_t nd = dst_count(p);
-  std::vector<unsigned char> ref((size_t)(nd * element_size(p.dtype)));
-  REQUIRE(run_reference(p, src, ref.data()) == AVGPOOL_SUCCESS);
-  int ran = 0;
-  for (const std::string& impl : cpu_impl_names()) {
-    Guarded got(p.dtype, nd);
-    if (!run_impl(impl, p, src, &got)) continue;
-    ++ran;
-    const Mismatch m = compare_to_reference(p, src, got.data(), ref.data());
-    CHECK_MESSAGE(m.count == 0, impl << ": " << describe(p) << ": " << m.message());
-    CHECK_MESSAGE(got.guards_intact(), impl << ": " << describe(p) << ": wrote outside dst");
-  }
-  return ran;
+  return check_against_reference(cpu_impl_names(), p, src, false);
 }
 
 }  // namespace
@@ -132,7 +83,8 @@ TEST_CASE("every golden case on every CPU implementation: pytorch bitwise, fast 
       for (int layout = 0; layout < 2; ++layout) {
         p.layout = (avgpool_layout)layout;
         p.numerics = AVGPOOL_NUMERICS_PYTORCH;
-        const std::vector<unsigned char> src = convert_input(p, gc.in);
+        const int64_t in_dims[4] = {gc.n, gc.c, gc.h, gc.w};
+        const std::vector<unsigned char> src = to_tensor(gc.in, in_dims, p.dtype, p.layout);
         Guarded got(AVGPOOL_DTYPE_F32, (int64_t)gc.out32.size());
         if (!run_impl(impl, p, src.data(), &got)) continue;
         ++ran;

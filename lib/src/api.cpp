@@ -140,6 +140,19 @@ avgpool_status sample_reference(const avgpool_plan* plan, const void* tensor, co
   return AVGPOOL_SUCCESS;
 }
 
+// avgpool_forward / avgpool_backward: a plan for one call. Deleting it
+// before an asynchronous launch finishes is safe: kernels take their
+// parameters by value.
+template <typename Run> avgpool_status one_call(const avgpool_params* p, Run run) {
+  avgpool::clear_error();
+  avgpool_plan* plan = nullptr;
+  avgpool_status s = create_plan(p, nullptr, nullptr, &plan);
+  if (s != AVGPOOL_SUCCESS) return s;
+  s = run(plan);
+  delete plan;
+  return s;
+}
+
 }  // namespace
 
 extern "C" {
@@ -247,26 +260,15 @@ AVGPOOL_API avgpool_status avgpool_plan_backward(const avgpool_plan* plan, const
 
 AVGPOOL_API avgpool_status avgpool_forward(const avgpool_params* p, const void* src, void* dst,
                                            void* stream) {
-  avgpool::clear_error();
-  avgpool_plan* plan = nullptr;
-  avgpool_status s = create_plan(p, nullptr, nullptr, &plan);
-  if (s != AVGPOOL_SUCCESS) return s;
-  s = avgpool_plan_execute(plan, src, dst, stream);
-  delete plan;  // safe before an asynchronous launch finishes: kernels take parameters by value
-  return s;
+  return one_call(p, [&](const avgpool_plan* plan) { return avgpool_plan_execute(plan, src, dst, stream); });
 }
 
 AVGPOOL_API avgpool_status avgpool_backward(const avgpool_params* p, const void* grad_output, void* grad_input,
                                             void* stream) {
-  avgpool::clear_error();
-  avgpool_plan* plan = nullptr;
-  avgpool_status s = create_plan(p, nullptr, nullptr, &plan);
-  if (s != AVGPOOL_SUCCESS) return s;
-  s = avgpool_plan_backward(plan, grad_output, grad_input, stream);
-  delete plan;
-  return s;
+  return one_call(p, [&](const avgpool_plan* plan) {
+    return avgpool_plan_backward(plan, grad_output, grad_input, stream);
+  });
 }
-
 
 AVGPOOL_API avgpool_status avgpool_reference_outputs(const avgpool_plan* plan, const void* src_host,
                                                      int64_t count, const int64_t* indices,

@@ -63,6 +63,11 @@ int64_t dtype_size(avgpool_dtype dtype) {
 
 namespace {
 
+const char* const kDtypeNames[] = {"f32", "f16", "bf16", "f64"};
+const char* const kLayoutNames[] = {"nchw", "nhwc"};
+const char* const kBackendNames[] = {"auto", "reference", "cpu", "cuda"};
+const char* const kNumericsNames[] = {"fast", "pytorch"};
+
 // The name of a C enum value (its values run 0, 1, ...), "?" outside.
 template <size_t N> const char* enum_name(int value, const char* const (&names)[N]) {
   return value >= 0 && value < (int)N ? names[value] : "?";
@@ -70,25 +75,28 @@ template <size_t N> const char* enum_name(int value, const char* const (&names)[
 
 }  // namespace
 
-const char* dtype_name(avgpool_dtype dtype) {
-  static const char* const names[] = {"f32", "f16", "bf16", "f64"};
-  return enum_name(dtype, names);
-}
+const char* dtype_name(avgpool_dtype dtype) { return enum_name(dtype, kDtypeNames); }
+const char* layout_name(avgpool_layout layout) { return enum_name(layout, kLayoutNames); }
+const char* backend_name(avgpool_backend backend) { return enum_name(backend, kBackendNames); }
+const char* numerics_name(avgpool_numerics numerics) { return enum_name(numerics, kNumericsNames); }
 
-const char* layout_name(avgpool_layout layout) {
-  static const char* const names[] = {"nchw", "nhwc"};
-  return enum_name(layout, names);
-}
+}  // namespace avgpool
 
-const char* backend_name(avgpool_backend backend) {
-  static const char* const names[] = {"auto", "reference", "cpu", "cuda"};
-  return enum_name(backend, names);
-}
+// A C caller may pass any int: each name function reads its argument as one
+// (loading a value outside the enum as the C++ enum type is undefined).
+#define AVGPOOL_ENUM_NAME(type, table)                                          \
+  extern "C" AVGPOOL_API const char* avgpool_##type##_name(avgpool_##type value) { \
+    int v;                                                                      \
+    memcpy(&v, &value, sizeof v);                                               \
+    return avgpool::enum_name(v, avgpool::table);                               \
+  }
+AVGPOOL_ENUM_NAME(dtype, kDtypeNames)
+AVGPOOL_ENUM_NAME(layout, kLayoutNames)
+AVGPOOL_ENUM_NAME(backend, kBackendNames)
+AVGPOOL_ENUM_NAME(numerics, kNumericsNames)
+#undef AVGPOOL_ENUM_NAME
 
-const char* numerics_name(avgpool_numerics numerics) {
-  static const char* const names[] = {"fast", "pytorch"};
-  return enum_name(numerics, names);
-}
+namespace avgpool {
 
 avgpool_status make_problem(const avgpool_params* p, Problem* out) {
   if (p == nullptr) return set_error(AVGPOOL_ERROR_INVALID_ARGUMENT, "params is NULL");

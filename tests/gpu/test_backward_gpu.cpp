@@ -37,7 +37,7 @@
 #include <sstream>
 
 #include "check.h"
-#include "../backward_helpers.h"
+#include "../impl_helpers.h"
 #include "gpu_helpers.h"
 #include "tensor_util.h"
 
@@ -107,19 +107,6 @@ double max_terms(const avgpool_params& p, const int64_t out_dims[4]) {
          (double)std::min((p.kernel_w + sw - 1) / sw, out_dims[3]);
 }
 
-struct GradMismatch {
-  int64_t count = 0, first = -1;
-  double got = 0, want = 0, bound = 0;
-  std::string message() const {
-    if (count == 0) return "ok";
-    std::ostringstream os;
-    os.precision(17);
-    os << count << " grad_input elements differ; first at " << first << ": got " << got << ", want " << want
-       << " (bound " << bound << ")";
-    return os.str();
-  }
-};
-
 // The fast-numerics rule for one element: NaN where the float64 reference
 // is NaN, the same infinity, else within the float32 summation bound; a sum
 // beyond the dtype's range may also round to the infinity of its sign.
@@ -133,10 +120,11 @@ bool fast_ok(avgpool_dtype dtype, double got, double want, double abs_sum, doubl
 
 // Compares got (a dense grad_input of p on host) with the reference: ref_pyt
 // (the reference in pytorch numerics) bitwise, or fast's bound.
-GradMismatch compare_grad(const avgpool_params& p, const void* gout, const void* got, const void* ref_pyt) {
+Mismatch compare_grad(const avgpool_params& p, const void* gout, const void* got, const void* ref_pyt) {
   const PlanSizes s = sizes_of(p);
   const int64_t es = element_size(p.dtype);
-  GradMismatch m;
+  Mismatch m;
+  m.what = "grad_input elements";
   auto note = [&](int64_t i, double g, double w, double b) {
     if (m.count++ == 0) {
       m.first = i; m.got = g; m.want = w; m.bound = b;
@@ -256,7 +244,7 @@ void check_all_backward(const avgpool_params& p, const void* gout, std::map<std:
     CHECK(r.impl == name);
     REQUIRE(r.device_error == cudaSuccess);
     CHECK(r.guards_ok);
-    const GradMismatch m = compare_grad(p, gout, r.out.data(), ref.data());
+    const Mismatch m = compare_grad(p, gout, r.out.data(), ref.data());
     CHECK_MESSAGE(m.count == 0, m.message());
     if (check_determinism) {
       RunResult again = run_backward(p, name.c_str(), gout, gout_off, gin_off, 2);

@@ -101,6 +101,14 @@ typedef enum avgpool_numerics {
   AVGPOOL_NUMERICS_PYTORCH = 1
 } avgpool_numerics;
 
+/* A static, never-NULL short name of an enum value, as the command-line tool
+ * and the messages spell it ("f32", "nhwc", "cuda", "pytorch"); "?" for a
+ * value outside the enum. */
+AVGPOOL_API const char* avgpool_dtype_name(avgpool_dtype dtype);
+AVGPOOL_API const char* avgpool_layout_name(avgpool_layout layout);
+AVGPOOL_API const char* avgpool_backend_name(avgpool_backend backend);
+AVGPOOL_API const char* avgpool_numerics_name(avgpool_numerics numerics);
+
 /* ---- parameters (versioned: struct_size first) -------------------------- */
 typedef struct avgpool_params {
   size_t struct_size;          /* sizeof(avgpool_params): set by avgpool_params_init */

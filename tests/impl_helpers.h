@@ -1,5 +1,6 @@
-// Helpers shared by the backward tests: the backward golden file, a guarded
-// grad_input buffer, and running one backward implementation by name.
+// Helpers shared by the implementation tests: the golden files, a guarded
+// output buffer, running one forward or backward implementation by name, and
+// checking every implementation that accepts a problem against the reference.
 #pragma once
 
 #include <doctest/doctest.h>
@@ -10,15 +11,8 @@
 
 #include "avgpool/avgpool.h"
 #include "check.h"
-#include "golden_file.h"
+#include "golden_cases.h"
 #include "tensor_util.h"
-
-inline const avgpool_support::GoldenBackwardFile& golden_backward() {
-  std::string error;
-  const avgpool_support::GoldenBackwardFile* file = avgpool_support::default_golden_backward(&error);
-  REQUIRE_MESSAGE(file != nullptr, error);
-  return *file;
-}
 
 // A buffer with poisoned guard bands on both sides; the inside poisoned too
 // (so an element left unwritten shows).
@@ -63,6 +57,18 @@ inline avgpool_plan* forced_backward_plan(const std::string& impl, avgpool_param
   return plan;
 }
 
+// Runs forward implementation `impl` (forced) on p and src into out; false
+// when it declines.
+inline bool run_forward_impl(const std::string& impl, const avgpool_params& p, const void* src, void* out) {
+  avgpool_plan* plan = nullptr;
+  const avgpool_status s = avgpool_plan_create_with_impl(&p, impl.c_str(), &plan);
+  if (s == AVGPOOL_ERROR_UNSUPPORTED) return false;
+  REQUIRE_MESSAGE(s == AVGPOOL_SUCCESS, impl << ": " << avgpool_last_error_message());
+  REQUIRE(avgpool_plan_execute(plan, src, out, nullptr) == AVGPOOL_SUCCESS);
+  avgpool_plan_destroy(plan);
+  return true;
+}
+
 // Runs backward implementation `impl` (forced) on p and grad_output into
 // out; false when it declines.
 inline bool run_backward_impl(const std::string& impl, const avgpool_params& p, const void* grad_output, void* out) {
@@ -91,4 +97,30 @@ inline std::vector<unsigned char> to_tensor(const std::vector<float>& nchw, cons
                                         nchw[(size_t)i]);
         }
   return out;
+}
+
+// Runs every implementation in impls that accepts p (forward on src, or
+// backward on grad_output) into a guarded, poisoned buffer and checks it
+// against the reference in p's numerics; returns how many ran.
+inline int check_against_reference(const std::vector<std::string>& impls, const avgpool_params& p, const void* input,
+                                   bool backward) {
+  const avgpool_support::PlanSizes s = sizes_of(p);
+  const int64_t out_n = backward ? s.src : s.dst;
+  std::vector<unsigned char> ref((size_t)(out_n * avgpool_support::element_size(p.dtype)));
+  const avgpool_status r = backward ? avgpool_support::run_reference_backward(p, input, ref.data())
+                                    : avgpool_support::run_reference(p, input, ref.data());
+  REQUIRE_MESSAGE(r == AVGPOOL_SUCCESS, avgpool_last_error_message());
+  int ran = 0;
+  for (const std::string& impl : impls) {
+    GuardedBuffer got(p.dtype, out_n);
+    if (!(backward ? run_backward_impl(impl, p, input, got.data()) : run_forward_impl(impl, p, input, got.data())))
+      continue;
+    ++ran;
+    const avgpool_support::Mismatch m = backward
+                                            ? avgpool_support::compare_backward_to_reference(p, input, got.data(), ref.data())
+                                            : avgpool_support::compare_to_reference(p, input, got.data(), ref.data());
+    CHECK_MESSAGE(m.count == 0, impl << ": " << avgpool_support::describe(p) << ": " << m.message());
+    CHECK_MESSAGE(got.guards_intact(), impl << ": " << avgpool_support::describe(p) << ": wrote outside its output");
+  }
+  return ran;
 }
