@@ -239,4 +239,23 @@ Mismatch compare_backward_to_reference(const avgpool_params& p, const void* grad
   return compare_dense(p, true, grad_output, got, ref);
 }
 
+void append_random_indices(std::vector<int64_t>* indices, int count, int64_t total, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  for (int i = 0; i < count; ++i) indices->push_back((int64_t)(rng() % (uint64_t)total));
+}
+
+int64_t count_sampled_mismatches(const avgpool_plan* plan, const void* src_host, const void* out_host,
+                                 avgpool_dtype dtype, const std::vector<int64_t>& indices, double rel_tol) {
+  std::vector<double> want(indices.size());
+  if (avgpool_reference_outputs(plan, src_host, (int64_t)indices.size(), indices.data(), want.data()) !=
+      AVGPOOL_SUCCESS)
+    return -1;
+  int64_t bad = 0;
+  for (size_t i = 0; i < indices.size(); ++i) {
+    const double got = load_double(dtype, out_host, indices[i]);
+    if (!(fabs(got - want[i]) <= rel_tol * fabs(want[i]))) ++bad;
+  }
+  return bad;
+}
+
 }  // namespace avgpool_support

@@ -95,4 +95,14 @@ PlanSizes plan_sizes(const avgpool_params& p);
 // Runs the reference backend for p on host src into host dst.
 avgpool_status run_reference(const avgpool_params& p, const void* src, void* dst);
 
+// Appends count random dense indices below total (seeded) to *indices.
+void append_random_indices(std::vector<int64_t>* indices, int count, int64_t total, uint64_t seed);
+
+// The outputs at `indices` (dense) of out_host (the plan's dtype and layout,
+// host memory) against avgpool_reference_outputs on src_host: how many
+// differ from it by more than rel_tol * |reference| (0: the same value).
+// -1 when the reference fails.
+int64_t count_sampled_mismatches(const avgpool_plan* plan, const void* src_host, const void* out_host,
+                                 avgpool_dtype dtype, const std::vector<int64_t>& indices, double rel_tol);
+
 }  // namespace avgpool_support

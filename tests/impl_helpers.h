@@ -6,6 +6,7 @@
 #include <doctest/doctest.h>
 #include <stdint.h>
 
+#include <random>
 #include <string>
 #include <vector>
 
@@ -59,7 +60,8 @@ inline avgpool_plan* forced_backward_plan(const std::string& impl, avgpool_param
 
 // Runs forward implementation `impl` (forced) on p and src into out; false
 // when it declines.
-inline bool run_forward_impl(const std::string& impl, const avgpool_params& p, const void* src, void* out) {
+inline bool run_forward_impl(const std::string& impl, avgpool_params p, const void* src, void* out) {
+  p.backend = backend_of_impl(impl);
   avgpool_plan* plan = nullptr;
   const avgpool_status s = avgpool_plan_create_with_impl(&p, impl.c_str(), &plan);
   if (s == AVGPOOL_ERROR_UNSUPPORTED) return false;
@@ -121,6 +123,23 @@ inline int check_against_reference(const std::vector<std::string>& impls, const 
                                             : avgpool_support::compare_to_reference(p, input, got.data(), ref.data());
     CHECK_MESSAGE(m.count == 0, impl << ": " << avgpool_support::describe(p) << ": " << m.message());
     CHECK_MESSAGE(got.guards_intact(), impl << ": " << avgpool_support::describe(p) << ": wrote outside its output");
+  }
+  return ran;
+}
+
+// check_against_reference on `count` random problems (random_params with
+// default limits, seeded) with random inputs; returns how many runs there were.
+inline int check_random_problems(const std::vector<std::string>& impls, uint64_t seed, int count, bool backward) {
+  std::mt19937_64 rng(seed);
+  const avgpool_support::RandomParamsLimits limits;
+  int ran = 0;
+  for (int iter = 0; iter < count; ++iter) {
+    const avgpool_params p = avgpool_support::random_params(rng, limits);
+    const avgpool_support::PlanSizes s = sizes_of(p);
+    const int64_t in_n = backward ? s.dst : s.src;
+    std::vector<unsigned char> input((size_t)(in_n * avgpool_support::element_size(p.dtype)));
+    avgpool_support::fill_random(p.dtype, input.data(), in_n, (uint64_t)iter, -2.0, 3.0);
+    ran += check_against_reference(impls, p, input.data(), backward);
   }
   return ran;
 }

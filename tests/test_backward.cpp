@@ -113,17 +113,7 @@ TEST_CASE("adjoint identity: sum(forward(x) * g) == sum(x * backward(g)) on ever
 }
 
 TEST_CASE("random configurations: every backward implementation, dtype, layout and numerics vs the reference") {
-  std::mt19937_64 rng(777);
-  RandomParamsLimits lim;
-  int ran = 0;
-  for (int iter = 0; iter < 150; ++iter) {
-    avgpool_params p = random_params(rng, lim);
-    const PlanSizes s = sizes_of(p);
-    std::vector<unsigned char> g((size_t)(s.dst * element_size(p.dtype)));
-    fill_random(p.dtype, g.data(), s.dst, (uint64_t)iter, -2.0, 3.0);
-    ran += check_backward_impls(p, g.data());
-  }
-  CHECK(ran >= 150 * 2);
+  CHECK(check_random_problems(host_backward_impl_names(), 777, 150, true) >= 150 * 2);
 }
 
 TEST_CASE("backward kernel paths: column blocks, long kernels, many channels, streaming stores, instruction sets") {

@@ -112,17 +112,7 @@ TEST_CASE("every golden case on every CPU implementation: pytorch bitwise, fast 
 }
 
 TEST_CASE("random configurations: every dtype, layout and numerics against the reference") {
-  std::mt19937_64 rng(20261129);
-  RandomParamsLimits lim;
-  int ran = 0;
-  for (int iter = 0; iter < 400; ++iter) {
-    avgpool_params p = random_params(rng, lim);
-    p.backend = AVGPOOL_BACKEND_CPU;
-    std::vector<unsigned char> src((size_t)(src_count(p) * element_size(p.dtype)));
-    fill_random(p.dtype, src.data(), src_count(p), (uint64_t)iter, -2.0, 3.0);
-    ran += check_all_impls(p, src.data());
-  }
-  CHECK(ran >= 400);
+  CHECK(check_random_problems(cpu_impl_names(), 20261129, 400, false) >= 400);
 }
 
 // Every dtype, numerics and count_include_pad of p, in each of layouts, on
@@ -408,19 +398,10 @@ TEST_CASE("cpu backend on inputs beyond 2^31 elements (f16, NCHW and NHWC)") {
       // samples: both ends, and spread over the tensor
       std::vector<int64_t> idx;
       for (int64_t i = 0; i < 64; ++i) { idx.push_back(i); idx.push_back(nd - 1 - i); }
-      std::mt19937_64 rng(3);
-      for (int i = 0; i < 4000; ++i) idx.push_back((int64_t)(rng() % (uint64_t)nd));
-      std::vector<double> want(idx.size());
-      REQUIRE(avgpool_reference_outputs(plan, src.data(), (int64_t)idx.size(), idx.data(),
-                                        want.data()) == AVGPOOL_SUCCESS);
-      int bad = 0;
-      for (size_t i = 0; i < idx.size(); ++i) {
-        const double got = load_double(AVGPOOL_DTYPE_F16, dst.data() + 1, idx[i]);
-        // exact sums: pytorch bitwise; fast within one f16 ulp (float division, then f16)
-        const double tol = numerics == 1 ? 0.0 : fabs(want[i]) * 0x1p-10;
-        if (!(fabs(got - want[i]) <= tol)) ++bad;
-      }
-      CHECK(bad == 0);
+      append_random_indices(&idx, 4000, nd, 3);
+      // exact sums: pytorch bitwise; fast within one f16 ulp (float division, then f16)
+      CHECK(count_sampled_mismatches(plan, src.data(), dst.data() + 1, AVGPOOL_DTYPE_F16, idx,
+                                     numerics == 1 ? 0.0 : 0x1p-10) == 0);
       avgpool_plan_destroy(plan);
     }
   }

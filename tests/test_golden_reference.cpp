@@ -39,18 +39,7 @@ TEST_CASE("reference pytorch numerics are bitwise PyTorch's float32 results") {
 }
 
 TEST_CASE("reference fast numerics are within 1 float32 ulp of PyTorch's float64 results") {
-  for (const GoldenCase& gc : golden().cases) {
-    CAPTURE(gc.name);
-    avgpool_params p = golden_params(gc, AVGPOOL_BACKEND_REFERENCE, AVGPOOL_NUMERICS_FAST);
-    std::vector<float> out(gc.out.size());
-    REQUIRE(avgpool_forward(&p, gc.in.data(), out.data(), nullptr) == AVGPOOL_SUCCESS);
-    int64_t worst = 0;
-    for (size_t i = 0; i < out.size(); ++i) {
-      const int64_t d = ulp_distance_f32(out[i], (float)gc.out[i]);
-      if (d > worst) worst = d;
-    }
-    CHECK(worst <= 1);
-  }
+  check_reference_fast_f32(golden().cases, &GoldenCase::in, &GoldenCase::out, avgpool_forward);
 }
 
 TEST_CASE("every configuration PyTorch rejects is rejected") {

@@ -74,19 +74,30 @@ avgpool_params params_of(const Case& c, avgpool_layout layout, avgpool_numerics 
   return p;
 }
 
-// One case's plans in fast and pytorch numerics, and its sizes (destroyed
-// with it); ok() is false, with the library's message, when either fails.
+// One case's plans in fast and pytorch numerics, their implementations in
+// the benchmark's direction (label: "fast (pytorch: other)" when they
+// differ), and its sizes (destroyed with it). open() is false, and the
+// benchmark skipped with the library's message, when any of it fails.
 struct CasePlans {
   avgpool_params fast_params;
   avgpool_plan *fast = nullptr, *exact = nullptr;
   int64_t ns = 0, nd = 0, dims[4] = {0, 0, 0, 0};
-  CasePlans(const Case& c, avgpool_layout layout) : fast_params(params_of(c, layout, AVGPOOL_NUMERICS_FAST)) {
+  std::string label;
+  CasePlans(const Case& c, avgpool_layout layout, bool backward)
+      : fast_params(params_of(c, layout, AVGPOOL_NUMERICS_FAST)) {
     const avgpool_params exact_params = params_of(c, layout, AVGPOOL_NUMERICS_PYTORCH);
+    auto impl_of = backward ? avgpool_plan_backward_impl_name : avgpool_plan_impl_name;
+    const char *impl = nullptr, *impl_exact = nullptr;
     if (avgpool_plan_create(&fast_params, &fast) != AVGPOOL_SUCCESS ||
-        avgpool_plan_create(&exact_params, &exact) != AVGPOOL_SUCCESS)
+        avgpool_plan_create(&exact_params, &exact) != AVGPOOL_SUCCESS || impl_of(fast, &impl) != AVGPOOL_SUCCESS ||
+        impl_of(exact, &impl_exact) != AVGPOOL_SUCCESS) {
+      error = avgpool_last_error_message();
       return;
+    }
     avgpool_plan_sizes(fast, &ns, &nd);
     avgpool_plan_output_dims(fast, dims);
+    label = impl;
+    if (strcmp(impl, impl_exact) != 0) label += std::string(" (pytorch: ") + impl_exact + ")";
   }
   ~CasePlans() {
     avgpool_plan_destroy(fast);
@@ -94,30 +105,26 @@ struct CasePlans {
   }
   CasePlans(const CasePlans&) = delete;
   CasePlans& operator=(const CasePlans&) = delete;
-  bool ok() const { return fast != nullptr && exact != nullptr; }
+  bool open(benchmark::State& state) const {
+    if (error.empty()) return true;
+    state.SkipWithError(error.c_str());
+    return false;
+  }
+
+ private:
+  std::string error;
 };
 
 void BM_backward(benchmark::State& state, Case c, avgpool_layout layout) {
-  const CasePlans plans(c, layout);
-  if (!plans.ok()) {
-    state.SkipWithError(avgpool_last_error_message());
-    return;
-  }
+  const CasePlans plans(c, layout, true);
+  if (!plans.open(state)) return;
   avgpool_plan *plan = plans.fast, *plan_exact = plans.exact;
-  const avgpool_params& fast = plans.fast_params;
   const int64_t ns = plans.ns, nd = plans.nd, *dims = plans.dims;
-  const char* impl = nullptr;
-  const char* impl_exact = nullptr;
-  if (avgpool_plan_backward_impl_name(plan, &impl) != AVGPOOL_SUCCESS ||
-      avgpool_plan_backward_impl_name(plan_exact, &impl_exact) != AVGPOOL_SUCCESS) {
-    state.SkipWithError(avgpool_last_error_message());
-    return;
-  }
   Buffer g(nd * 4), gin(ns * 4), gin_exact(ns * 4), written(ns * 4);
   avgpool_support::fill_random(AVGPOOL_DTYPE_F32, g.data(), nd, 2, -1.0, 1.0);
 #if defined(AVGPOOL_BENCH_WITH_DNNL)
   Buffer gin_dnnl(ns * 4);
-  avgpool_bench::DnnlBackward dnnl(fast, dims[2], dims[3], g.data(), gin_dnnl.data());
+  avgpool_bench::DnnlBackward dnnl(plans.fast_params, dims[2], dims[3], g.data(), gin_dnnl.data());
   dnnl.run();  // warm-up (JIT)
 #endif
   avgpool_plan_backward(plan, g.data(), gin.data(), nullptr);  // warm-up
@@ -150,8 +157,7 @@ void BM_backward(benchmark::State& state, Case c, avgpool_layout layout) {
   state.counters["write_ms"] = write;
   state.counters["of_write"] = write / ours;
   state.counters["write_GBps"] = (double)ns * 4 / (write * 1e6);
-  std::string label = impl;
-  if (strcmp(impl, impl_exact) != 0) label += std::string(" (pytorch: ") + impl_exact + ")";
+  std::string label = plans.label;
 #if defined(AVGPOOL_BENCH_WITH_DNNL)
   state.counters["dnnl_ms"] = median(t_dnnl);
   state.counters["vs_dnnl"] = median(t_dnnl) / ours;
@@ -162,21 +168,15 @@ void BM_backward(benchmark::State& state, Case c, avgpool_layout layout) {
 }
 
 void BM_alternate(benchmark::State& state, Case c, avgpool_layout layout) {
-  const CasePlans plans(c, layout);
-  if (!plans.ok()) {
-    state.SkipWithError(avgpool_last_error_message());
-    return;
-  }
+  const CasePlans plans(c, layout, false);
+  if (!plans.open(state)) return;
   avgpool_plan *plan = plans.fast, *plan_exact = plans.exact;
-  const avgpool_params& fast = plans.fast_params;
   const int64_t ns = plans.ns, nd = plans.nd, *dims = plans.dims;
-  const char* impl = nullptr;
-  avgpool_plan_impl_name(plan, &impl);
   Buffer x(ns * 4), y(nd * 4), copy(ns * 4);
   avgpool_support::fill_random(AVGPOOL_DTYPE_F32, x.data(), ns, 1, -1.0, 1.0);
 #if defined(AVGPOOL_BENCH_WITH_DNNL)
   Buffer yd(nd * 4);
-  avgpool_bench::DnnlForward dnnl(fast, dims[2], dims[3], x.data(), yd.data());
+  avgpool_bench::DnnlForward dnnl(plans.fast_params, dims[2], dims[3], x.data(), yd.data());
   dnnl.run();  // warm-up (JIT)
 #endif
   avgpool_plan_execute(plan, x.data(), y.data(), nullptr);  // warm-up
@@ -212,7 +212,7 @@ void BM_alternate(benchmark::State& state, Case c, avgpool_layout layout) {
   state.counters["of_read"] = read / ours;
   state.counters["vs_copy"] = ours / median(t_copy);
   state.counters["read_GBps"] = (double)ns * 4 / (read * 1e6);
-  std::string label = impl;
+  std::string label = plans.label;
 #if defined(AVGPOOL_BENCH_WITH_DNNL)
   state.counters["dnnl_ms"] = median(t_dnnl);
   state.counters["vs_dnnl"] = median(t_dnnl) / ours;

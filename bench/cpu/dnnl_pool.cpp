@@ -54,13 +54,7 @@ DnnlForward::DnnlForward(const avgpool_params& p, int64_t oh, int64_t ow, void* 
   dnnl::pooling_forward::primitive_desc pd(fd, eng_);
   impl_ = pd.impl_info_str();
   prim_ = dnnl::pooling_forward(pd);
-  src_ = memory(d.src, eng_, x);
-  dst_ = memory(d.dst, eng_, y);
-}
-
-void DnnlForward::run() {
-  prim_.execute(strm_, {{DNNL_ARG_SRC, src_}, {DNNL_ARG_DST, dst_}});
-  strm_.wait();
+  args_ = {{DNNL_ARG_SRC, memory(d.src, eng_, x)}, {DNNL_ARG_DST, memory(d.dst, eng_, y)}};
 }
 
 DnnlBackward::DnnlBackward(const avgpool_params& p, int64_t oh, int64_t ow, void* grad_output, void* grad_input) {
@@ -72,12 +66,11 @@ DnnlBackward::DnnlBackward(const avgpool_params& p, int64_t oh, int64_t ow, void
   dnnl::pooling_backward::primitive_desc pd(bd, eng_, fpd);
   impl_ = pd.impl_info_str();
   prim_ = dnnl::pooling_backward(pd);
-  diff_dst_ = memory(d.dst, eng_, grad_output);
-  diff_src_ = memory(d.src, eng_, grad_input);
+  args_ = {{DNNL_ARG_DIFF_DST, memory(d.dst, eng_, grad_output)}, {DNNL_ARG_DIFF_SRC, memory(d.src, eng_, grad_input)}};
 }
 
-void DnnlBackward::run() {
-  prim_.execute(strm_, {{DNNL_ARG_DIFF_DST, diff_dst_}, {DNNL_ARG_DIFF_SRC, diff_src_}});
+void DnnlPool::run() {
+  prim_.execute(strm_, args_);
   strm_.wait();
 }
 #endif

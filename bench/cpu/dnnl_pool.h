@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include <string>
+#include <unordered_map>
 
 #include "avgpool/avgpool.h"
 
@@ -25,35 +26,29 @@ namespace avgpool_bench {
 std::string dnnl_refusal(const avgpool_params& p);
 
 #if defined(AVGPOOL_BENCH_WITH_DNNL)
-class DnnlForward {
+// One oneDNN pooling primitive bound to its buffers.
+class DnnlPool {
  public:
-  // y (p.n, p.c, oh, ow) from x; throws dnnl::error.
-  DnnlForward(const avgpool_params& p, int64_t oh, int64_t ow, void* x, void* y);
-  void run();
+  void run();  // executes and waits
   const std::string& impl() const { return impl_; }
 
- private:
+ protected:
   dnnl::engine eng_{dnnl::engine::kind::cpu, 0};
   dnnl::stream strm_{eng_};
-  dnnl::pooling_forward prim_;
-  dnnl::memory src_, dst_;
+  dnnl::primitive prim_;
+  std::unordered_map<int, dnnl::memory> args_;
   std::string impl_;
 };
 
-class DnnlBackward {
- public:
-  // grad_input (p's input dims) from grad_output (p.n, p.c, oh, ow); a
-  // forward_training descriptor is its hint. Throws dnnl::error.
-  DnnlBackward(const avgpool_params& p, int64_t oh, int64_t ow, void* grad_output, void* grad_input);
-  void run();
-  const std::string& impl() const { return impl_; }
+// y (p.n, p.c, oh, ow) from x; throws dnnl::error.
+struct DnnlForward : DnnlPool {
+  DnnlForward(const avgpool_params& p, int64_t oh, int64_t ow, void* x, void* y);
+};
 
- private:
-  dnnl::engine eng_{dnnl::engine::kind::cpu, 0};
-  dnnl::stream strm_{eng_};
-  dnnl::pooling_backward prim_;
-  dnnl::memory diff_src_, diff_dst_;
-  std::string impl_;
+// grad_input (p's input dims) from grad_output (p.n, p.c, oh, ow); a
+// forward_training descriptor is its hint. Throws dnnl::error.
+struct DnnlBackward : DnnlPool {
+  DnnlBackward(const avgpool_params& p, int64_t oh, int64_t ow, void* grad_output, void* grad_input);
 };
 #endif
 
