@@ -181,16 +181,18 @@ std::vector<Case> bench_cases() {
     cases.push_back({"seed", 16, 64, 2048, 2048, 11, 11, 0, 0, 1, AVGPOOL_DTYPE_F32, NHWC, num});
   }
   cases.push_back({"seed", 16, 64, 2048, 2048, 11, 11, 0, 0, 1, AVGPOOL_DTYPE_F16, NHWC, FAST});
+  // name, n, c, h, w, kernel, stride, padding, ceil_mode, count_include_pad
+  struct Generic { const char* name; int64_t n, c, h, w, k, s, pad; int ceil, incl; };
+  const Generic generic[] = {
+      {"k3s1p1", 32, 256, 56, 56, 3, 1, 1, 0, 1},      {"k3s1p1_excl", 32, 256, 56, 56, 3, 1, 1, 0, 0},
+      {"k2s2", 64, 128, 112, 112, 2, 2, 0, 0, 1},      {"k3s2p1_ceil", 64, 64, 112, 112, 3, 2, 1, 1, 1},
+      {"global_k7", 256, 2048, 7, 7, 7, 7, 0, 0, 1},   {"k11s4", 16, 64, 1024, 1024, 11, 4, 0, 0, 1},
+      {"k5s1p2", 8, 64, 1024, 1024, 5, 1, 2, 0, 1},
+  };
   for (avgpool_layout lay : {NCHW, NHWC})
-    for (avgpool_numerics num : {FAST, PYT}) {
-      cases.push_back({"k3s1p1", 32, 256, 56, 56, 3, 1, 1, 0, 1, AVGPOOL_DTYPE_F32, lay, num});
-      cases.push_back({"k3s1p1_excl", 32, 256, 56, 56, 3, 1, 1, 0, 0, AVGPOOL_DTYPE_F32, lay, num});
-      cases.push_back({"k2s2", 64, 128, 112, 112, 2, 2, 0, 0, 1, AVGPOOL_DTYPE_F32, lay, num});
-      cases.push_back({"k3s2p1_ceil", 64, 64, 112, 112, 3, 2, 1, 1, 1, AVGPOOL_DTYPE_F32, lay, num});
-      cases.push_back({"global_k7", 256, 2048, 7, 7, 7, 7, 0, 0, 1, AVGPOOL_DTYPE_F32, lay, num});
-      cases.push_back({"k11s4", 16, 64, 1024, 1024, 11, 4, 0, 0, 1, AVGPOOL_DTYPE_F32, lay, num});
-      cases.push_back({"k5s1p2", 8, 64, 1024, 1024, 5, 1, 2, 0, 1, AVGPOOL_DTYPE_F32, lay, num});
-    }
+    for (avgpool_numerics num : {FAST, PYT})
+      for (const Generic& g : generic)
+        cases.push_back({g.name, g.n, g.c, g.h, g.w, g.k, g.s, g.pad, g.ceil, g.incl, AVGPOOL_DTYPE_F32, lay, num});
   return cases;
 }
 
@@ -199,24 +201,25 @@ std::vector<Case> bench_cases() {
 // window over one plane; both numerics, f32 NCHW (the column in bf16), and
 // NHWC for two of them. Forward only. Names start with "lw_" (--only lw_).
 std::vector<Case> large_window_cases() {
-  std::vector<Case> cases;
   const avgpool_layout NCHW = AVGPOOL_LAYOUT_NCHW, NHWC = AVGPOOL_LAYOUT_NHWC;
-  const avgpool_dtype F32 = AVGPOOL_DTYPE_F32;
-  for (avgpool_numerics num : {AVGPOOL_NUMERICS_FAST, AVGPOOL_NUMERICS_PYTORCH}) {
-    cases.push_back({"lw_global1024", 64, 3, 1024, 1024, 1024, 0, 0, 0, 1, F32, NCHW, num});
-    cases.push_back({"lw_global256", 16, 64, 256, 256, 256, 0, 0, 0, 1, F32, NCHW, num});
-    cases.push_back({"lw_global64", 32, 512, 64, 64, 64, 0, 0, 0, 1, F32, NCHW, num});
-    cases.push_back({"lw_k32s16", 8, 64, 512, 512, 32, 16, 0, 0, 1, F32, NCHW, num});
-    cases.push_back({"lw_k64s32", 8, 64, 512, 512, 64, 32, 0, 0, 1, F32, NCHW, num});
-    cases.push_back({"lw_col4096", 1, 1, 4096, 4096, 4096, 1, 0, 0, 1, AVGPOOL_DTYPE_BF16, NCHW, num, 1, 1});
-    cases.push_back({"lw_global64", 32, 512, 64, 64, 64, 0, 0, 0, 1, F32, NHWC, num});
-    cases.push_back({"lw_k32s16", 8, 64, 512, 512, 32, 16, 0, 0, 1, F32, NHWC, num});
-  }
+  const avgpool_dtype F32 = AVGPOOL_DTYPE_F32, BF16 = AVGPOOL_DTYPE_BF16;
+  // name, n, c, h, w, kernel (h, w), stride (h, w), dtype, layout; no padding
+  struct Large { const char* name; int64_t n, c, h, w, kh, kw, sh, sw; avgpool_dtype dtype; avgpool_layout layout; };
+  const Large large[] = {
+      {"lw_global1024", 64, 3, 1024, 1024, 1024, 1024, 1024, 1024, F32, NCHW},
+      {"lw_global256", 16, 64, 256, 256, 256, 256, 256, 256, F32, NCHW},
+      {"lw_global64", 32, 512, 64, 64, 64, 64, 64, 64, F32, NCHW},
+      {"lw_k32s16", 8, 64, 512, 512, 32, 32, 16, 16, F32, NCHW},
+      {"lw_k64s32", 8, 64, 512, 512, 64, 64, 32, 32, F32, NCHW},
+      {"lw_col4096", 1, 1, 4096, 4096, 4096, 1, 1, 1, BF16, NCHW},
+      {"lw_global64", 32, 512, 64, 64, 64, 64, 64, 64, F32, NHWC},
+      {"lw_k32s16", 8, 64, 512, 512, 32, 32, 16, 16, F32, NHWC},
+  };
+  std::vector<Case> cases;
+  for (avgpool_numerics num : {AVGPOOL_NUMERICS_FAST, AVGPOOL_NUMERICS_PYTORCH})
+    for (const Large& l : large)
+      cases.push_back({l.name, l.n, l.c, l.h, l.w, l.kh, l.sh, 0, 0, 1, l.dtype, l.layout, num, l.kw, l.sw});
   return cases;
-}
-
-const char* dtype_label(avgpool_dtype dt) {
-  return dt == AVGPOOL_DTYPE_F32 ? "f32" : dt == AVGPOOL_DTYPE_F16 ? "f16" : dt == AVGPOOL_DTYPE_BF16 ? "bf16" : "f64";
 }
 
 avgpool_params params_of(const Case& cs) {
@@ -324,8 +327,8 @@ int backward_bench(int reps, const char* json_path, const char* only, const char
   int failures = 0;
   for (const Case& cs : cases) {
     const avgpool_params p = params_of(cs);
-    const std::string full = cs.name + "_" + dtype_label(cs.dtype) + "_" + (cs.layout == AVGPOOL_LAYOUT_NCHW ? "nchw" : "nhwc") +
-                             "_" + (cs.numerics == AVGPOOL_NUMERICS_FAST ? "fast" : "pytorch");
+    const std::string full = cs.name + "_" + avgpool_dtype_name(cs.dtype) + "_" + avgpool_layout_name(cs.layout) +
+                             "_" + avgpool_numerics_name(cs.numerics);
     if (only && full.find(only) == std::string::npos) continue;
     avgpool_plan* plan = nullptr;
     const char* impl = nullptr;
@@ -399,8 +402,8 @@ int backward_bench(int reps, const char* json_path, const char* only, const char
     }
     if (bad) ++failures;
     const double roof = (double)(gin_bytes + gout_bytes) / (copy_gbps * 1e9) * 1e3;
-    printf("%-12s %-5s %-4s %-7s %-24s %9.3f %9.3f %7.3f %9.3f %8.3f %s\n", cs.name.c_str(), dtype_label(cs.dtype),
-           cs.layout == AVGPOOL_LAYOUT_NCHW ? "nchw" : "nhwc", cs.numerics == AVGPOOL_NUMERICS_FAST ? "fast" : "pytorch",
+    printf("%-12s %-5s %-4s %-7s %-24s %9.3f %9.3f %7.3f %9.3f %8.3f %s\n", cs.name.c_str(), avgpool_dtype_name(cs.dtype),
+           avgpool_layout_name(cs.layout), avgpool_numerics_name(cs.numerics),
            impl, t, rw, rw / t, roof, roof / t, bad ? "FAIL" : "ok");
     if (json) {
       fprintf(json,
@@ -409,8 +412,8 @@ int backward_bench(int reps, const char* json_path, const char* only, const char
               "\"ceil_mode\": %d, \"count_include_pad\": %d, \"grad_input_bytes\": %lld, \"grad_output_bytes\": %lld, "
               "\"ours_ms\": %.4f, \"read_write_ms\": %.4f, \"read_write_over_ours\": %.4f, \"ours_gbps\": %.1f, "
               "\"copy_roofline_ms\": %.4f, \"roofline_over_ours\": %.4f, \"reps\": %d, \"check\": \"%s\"}",
-              first_json ? "" : ",\n", cs.name.c_str(), dtype_label(cs.dtype),
-              cs.layout == AVGPOOL_LAYOUT_NCHW ? "nchw" : "nhwc", cs.numerics == AVGPOOL_NUMERICS_FAST ? "fast" : "pytorch",
+              first_json ? "" : ",\n", cs.name.c_str(), avgpool_dtype_name(cs.dtype),
+              avgpool_layout_name(cs.layout), avgpool_numerics_name(cs.numerics),
               impl, (long long)cs.n, (long long)cs.c, (long long)cs.h, (long long)cs.w, (long long)cs.k, (long long)cs.s,
               (long long)cs.pad, cs.ceil, cs.incl, (long long)gin_bytes, (long long)gout_bytes, t, rw, rw / t,
               (gin_bytes + gout_bytes) / (t * 1e-3) / 1e9, roof, roof / t, reps, bad ? "FAIL" : "ok");
@@ -510,8 +513,8 @@ int main(int argc, char** argv) {
     p.dtype = cs.dtype; p.layout = cs.layout; p.numerics = cs.numerics;
     const char* dtn = cs.dtype == AVGPOOL_DTYPE_F32 ? "f32" : cs.dtype == AVGPOOL_DTYPE_F16 ? "f16"
                       : cs.dtype == AVGPOOL_DTYPE_BF16 ? "bf16" : "f64";
-    const char* layn = cs.layout == NCHW ? "nchw" : "nhwc";
-    const char* numn = cs.numerics == FAST ? "fast" : "pytorch";
+    const char* layn = avgpool_layout_name(cs.layout);
+    const char* numn = avgpool_numerics_name(cs.numerics);
     const std::string full = cs.name + "_" + dtn + "_" + layn + "_" + numn;
     if (only && full.find(only) == std::string::npos) continue;
     avgpool_plan* plan = nullptr;

@@ -12,6 +12,27 @@ TORCH_DTYPES = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat
 _NUMERICS = (("fast", _lib.NUMERICS_FAST), ("pytorch", _lib.NUMERICS_PYTORCH))
 
 
+_DTYPE_CODES = {torch.float32: _lib.DTYPE_F32, torch.float16: _lib.DTYPE_F16, torch.bfloat16: _lib.DTYPE_BF16,
+                torch.float64: _lib.DTYPE_F64}
+
+
+def cuda_plan(shape, kernel, stride, padding, ceil_mode, count_include_pad, dtype, channels_last, numerics):
+    """The library's CUDA plan for a problem given as avg_pool2d takes it
+    (kernel, stride, padding as pairs; a torch dtype); raises the package's
+    AvgpoolError when the library refuses it."""
+    return _lib.Plan(_lib.make_params(shape, kernel, stride, padding, ceil_mode, count_include_pad, None,
+                                      _DTYPE_CODES[dtype], _lib.LAYOUT_NHWC if channels_last else _lib.LAYOUT_NCHW,
+                                      _lib.BACKEND_CUDA, numerics))
+
+
+def plan_runner(plan, src, dst, backward=False):
+    """A function that runs plan (forward, or backward) from tensor src into
+    tensor dst on the current stream."""
+    run = plan.backward if backward else plan.execute
+    s, d, stream = src.data_ptr(), dst.data_ptr(), torch.cuda.current_stream().cuda_stream
+    return lambda: run(s, d, stream)
+
+
 def copy_bandwidth(nbytes=2 << 30):
     """Bytes read + written per second by a device-to-device copy of nbytes."""
     x = torch.empty(nbytes // 4, dtype=torch.float32, device="cuda").uniform_()

@@ -110,21 +110,28 @@ __device__ void init_rings(uint64_t* full, uint64_t* empty, int stages, uint64_t
   asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
 }
 
+// A block's start: the barriers set up, then warp 8 leaves (its lane 0
+// after producing every stage); true on the consumer threads.
+__device__ bool ring_start(const char* p, int64_t chunks, int64_t chunk_bytes, int stage_bytes, int stages,
+                           unsigned char* smem, uint64_t* full, uint64_t* empty, uint64_t* ofull = nullptr,
+                           uint64_t* oempty = nullptr) {
+  if (threadIdx.x == 0) init_rings(full, empty, stages, ofull, oempty);
+  __syncthreads();
+  if (threadIdx.x / 32 != 8) return true;
+  if (threadIdx.x % 32 == 0) produce(p, chunks, chunk_bytes, stage_bytes, stages, smem, full, empty);
+  return false;
+}
+
 template <int MODE>
 __global__ void __launch_bounds__(288, 2) ring(const char* __restrict__ p, int64_t bytes, int64_t chunk_bytes,
                                             int stage_bytes, int stages, float* sink) {
   extern __shared__ __align__(128) unsigned char smem[];
   __shared__ uint64_t full[kMaxStages], empty[kMaxStages];
-  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
-  if (tid == 0) init_rings(full, empty, stages);
-  __syncthreads();
+  const int tid = threadIdx.x;
   const int64_t chunks = bytes / chunk_bytes;
+  if (!ring_start(p, chunks, chunk_bytes, stage_bytes, stages, smem, full, empty)) return;
   int s = 0;
   uint32_t phase = 0;
-  if (warp == 8) {
-    if (lane == 0) produce(p, chunks, chunk_bytes, stage_bytes, stages, smem, full, empty);
-    return;
-  }
   float acc = 0.f;
   for (int64_t c = blockIdx.x; c < chunks; c += gridDim.x)
     for (int64_t o = 0; o < chunk_bytes; o += stage_bytes) {
@@ -175,15 +182,10 @@ __global__ void __launch_bounds__(320, 2) ring_storer(const char* __restrict__ p
   __shared__ uint64_t full[kMaxStages], empty[kMaxStages], ofull[4], oempty[4];
   __shared__ float obuf[4][256];
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
-  if (tid == 0) init_rings(full, empty, stages, ofull, oempty);
-  __syncthreads();
   const int64_t chunks = bytes / chunk_bytes;
+  if (!ring_start(p, chunks, chunk_bytes, stage_bytes, stages, smem, full, empty, ofull, oempty)) return;
   int s = 0;
   uint32_t phase = 0;
-  if (warp == 8) {
-    if (lane == 0) produce(p, chunks, chunk_bytes, stage_bytes, stages, smem, full, empty);
-    return;
-  }
   if (warp == 9) {  // storer
     int k = 0;
     uint32_t ph = 0;

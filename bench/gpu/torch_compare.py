@@ -16,27 +16,21 @@ grad_input has 2^32 elements), its reference and time are per batch item.
 
 usage: torch_compare.py LIBAVGPOOL.so [--backward] [--json FILE] [--reps N]
 """
-import ctypes, json, os, sys, time
+import json, os, sys, time
 import torch
 import torch.nn.functional as F
 
 from torch_util import bitwise_equal, max_abs_diff, time_events
 
 lib_path = sys.argv[1]
-# The Python package's view of the C API (the parameter struct), on the
-# library under test.
+# The Python package's plans, on the library under test.
 os.environ["AVGPOOL_LIBRARY"] = lib_path
 sys.path.append(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
-from avgpool._lib import Params  # noqa: E402
+from avgpool._lib import AvgpoolError  # noqa: E402
+from gpu_measure import cuda_plan, plan_runner  # noqa: E402
 json_path = sys.argv[sys.argv.index("--json") + 1] if "--json" in sys.argv else None
 reps = int(sys.argv[sys.argv.index("--reps") + 1]) if "--reps" in sys.argv else 30
 
-lib = ctypes.CDLL(lib_path)
-
-lib.avgpool_last_error_message.restype = ctypes.c_char_p
-lib.avgpool_plan_impl_name.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_char_p)]
-
-DT = {torch.float32: 0, torch.float16: 1, torch.bfloat16: 2, torch.float64: 3}
 
 def time_fn(fn):
     return time_events(fn, reps)
@@ -55,19 +49,18 @@ for cl in (False, True):
               ("k5s1p2", (8, 64, 1024, 1024), 5, 1, 2, False, True, torch.float32, cl)]
 
 
-lib.avgpool_plan_backward_impl_name.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_char_p)]
-
-def make_plan(shape, k, s, pad, ceil, incl, dt, cl, numerics):
-    p = Params()
-    lib.avgpool_params_init(ctypes.byref(p))
-    p.n, p.c, p.h, p.w = shape
-    p.kernel_h = p.kernel_w = k; p.stride_h = p.stride_w = s; p.padding_h = p.padding_w = pad
-    p.ceil_mode = int(ceil); p.count_include_pad = int(incl)
-    p.dtype = DT[dt]; p.layout = 1 if cl else 0; p.backend = 3; p.numerics = numerics
-    plan = ctypes.c_void_p()
-    if lib.avgpool_plan_create(ctypes.byref(p), ctypes.byref(plan)) != 0:
-        return None, lib.avgpool_last_error_message().decode()
-    return plan, None
+def timed_plan(shape, k, s, pad, ceil, incl, dt, cl, numerics, src, dst, backward, notes):
+    """(ms, impl) of the library's plan from src into dst; (nan, "none") and
+    a note when the plan or its direction is refused."""
+    try:
+        plan = cuda_plan(shape, (k, k), (s, s), (pad, pad), ceil, incl, dt, cl, numerics)
+        impl = plan.backward_impl_name if backward else plan.impl_name
+        ms = time_fn(plan_runner(plan, src, dst, backward))
+    except AvgpoolError as e:
+        notes.append(f"plan failed: {e}")
+        return float("nan"), "none"
+    torch.cuda.synchronize()
+    return ms, impl
 
 
 def backward_main():
@@ -121,32 +114,12 @@ def backward_main():
             t_torch = time_fn(torch_items)
 
         gin = torch.empty(shape, device="cuda", dtype=dt).contiguous(memory_format=fmt)
-        stream = torch.cuda.current_stream().cuda_stream
         res = {}
         for numerics in (0, 1):
-            plan, err = make_plan(shape, k, s, pad, ceil, incl, dt, cl, numerics)
-            if plan is None:
-                notes.append(f"plan failed: {err}")
-                res[numerics] = (float("nan"), None, "none", float("nan"))
-                continue
-            impl = ctypes.c_char_p()
-            if lib.avgpool_plan_backward_impl_name(plan, ctypes.byref(impl)) != 0:
-                notes.append("no backward: " + lib.avgpool_last_error_message().decode())
-                res[numerics] = (float("nan"), None, "none", float("nan"))
-                lib.avgpool_plan_destroy(plan)
-                continue
-            g_ptr, i_ptr = ctypes.c_void_p(gout.data_ptr()), ctypes.c_void_p(gin.data_ptr())
-
-            def run():
-                r = lib.avgpool_plan_backward(plan, g_ptr, i_ptr, ctypes.c_void_p(stream))
-                if r != 0:
-                    raise RuntimeError(lib.avgpool_last_error_message().decode())
-            ms = time_fn(run)
-            torch.cuda.synchronize()
+            ms, impl = timed_plan(shape, k, s, pad, ceil, incl, dt, cl, numerics, gout, gin, True, notes)
             bitwise = bitwise_equal(gin, ref) if numerics == 1 else None
             maxdiff = max_abs_diff(gin, ref) if numerics == 0 else 0.0
-            res[numerics] = (ms, bitwise, impl.value.decode(), maxdiff)
-            lib.avgpool_plan_destroy(plan)
+            res[numerics] = (ms, bitwise, impl, maxdiff)
         fast, pyt = res[0], res[1]
         row = dict(case=name, dtype=str(dt).replace("torch.", ""), layout="nhwc" if cl else "nchw",
                    torch_ms=t_torch, fast_ms=fast[0], pytorch_ms=pyt[0], bitwise_equal_pytorch=pyt[1],
@@ -183,32 +156,15 @@ def forward_main():
         out = torch.empty_like(ref)  # same memory format as PyTorch's output
         if cl:
             out = torch.empty(ref.shape, device="cuda", dtype=dt).contiguous(memory_format=torch.channels_last)
-        stream = torch.cuda.current_stream().cuda_stream
         res = {}
+        notes = []
         for numerics in (0, 1):
-            p = Params()
-            lib.avgpool_params_init(ctypes.byref(p))
-            p.n, p.c, p.h, p.w = shape
-            p.kernel_h = p.kernel_w = k; p.stride_h = p.stride_w = s; p.padding_h = p.padding_w = pad
-            p.ceil_mode = int(ceil); p.count_include_pad = int(incl)
-            p.dtype = DT[dt]; p.layout = 1 if cl else 0; p.backend = 3; p.numerics = numerics
-            plan = ctypes.c_void_p()
-            st = lib.avgpool_plan_create(ctypes.byref(p), ctypes.byref(plan))
-            if st != 0:
-                print(name, "plan failed:", lib.avgpool_last_error_message().decode()); res[numerics] = (float("nan"), None, "none", float("nan")); continue
-            impl = ctypes.c_char_p()
-            lib.avgpool_plan_impl_name(plan, ctypes.byref(impl))
-            src_ptr, dst_ptr = ctypes.c_void_p(x.data_ptr()), ctypes.c_void_p(out.data_ptr())
-            def run():
-                r = lib.avgpool_plan_execute(plan, src_ptr, dst_ptr, ctypes.c_void_p(stream))
-                if r != 0:
-                    raise RuntimeError(lib.avgpool_last_error_message().decode())
-            ms = time_fn(run)
-            torch.cuda.synchronize()
+            ms, impl = timed_plan(shape, k, s, pad, ceil, incl, dt, cl, numerics, x, out, False, notes)
             bitwise = bool(torch.equal(out, ref)) if numerics == 1 else None
             maxdiff = float((out.double() - ref.double()).abs().max()) if numerics == 0 else 0.0
-            res[numerics] = (ms, bitwise, impl.value.decode(), maxdiff)
-            lib.avgpool_plan_destroy(plan)
+            res[numerics] = (ms, bitwise, impl, maxdiff)
+        if notes:
+            print(name, "; ".join(notes))
         t_torch = time_fn(lambda: F.avg_pool2d(x, k, s, pad, ceil, incl))
         fast, pyt = res[0], res[1]
         row = dict(case=name, dtype=str(dt).replace("torch.", ""), layout="nhwc" if cl else "nchw",

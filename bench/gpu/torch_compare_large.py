@@ -12,7 +12,7 @@ within the float32 summation bound.
 
 usage: torch_compare_large.py LIBAVGPOOL.so [--json FILE] [--reps N]
 """
-import ctypes, json, os, sys, time
+import json, os, sys, time
 import torch
 import torch.nn.functional as F
 
@@ -21,17 +21,11 @@ from torch_util import time_events
 lib_path = sys.argv[1]
 json_path = sys.argv[sys.argv.index("--json") + 1] if "--json" in sys.argv else None
 reps = int(sys.argv[sys.argv.index("--reps") + 1]) if "--reps" in sys.argv else 20
-# The Python package's view of the C API (the parameter struct), on the
-# library under test.
+# The Python package's plans, on the library under test.
 os.environ["AVGPOOL_LIBRARY"] = lib_path
 sys.path.append(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
-from avgpool._lib import Params  # noqa: E402
-from gpu_measure import copy_bandwidth  # noqa: E402  (imports the package)
-
-lib = ctypes.CDLL(lib_path)
-lib.avgpool_last_error_message.restype = ctypes.c_char_p
-lib.avgpool_plan_impl_name.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_char_p)]
-DT = {torch.float32: 0, torch.float16: 1, torch.bfloat16: 2, torch.float64: 3}
+from avgpool._lib import AvgpoolError  # noqa: E402
+from gpu_measure import copy_bandwidth, cuda_plan, plan_runner  # noqa: E402
 
 
 def time_fn(fn, n=None):
@@ -69,27 +63,15 @@ def main():
         if cl:
             out = torch.empty(ref.shape, device="cuda", dtype=dt).contiguous(memory_format=torch.channels_last)
         roof = (x.numel() + ref.numel()) * x.element_size() / (gbps * 1e9) * 1e3
-        stream = torch.cuda.current_stream().cuda_stream
         res = {}
         for numerics in (0, 1):
-            p = Params()
-            lib.avgpool_params_init(ctypes.byref(p))
-            p.n, p.c, p.h, p.w = shape
-            p.kernel_h, p.kernel_w = k
-            p.stride_h, p.stride_w = s
-            p.dtype = DT[dt]; p.layout = 1 if cl else 0; p.backend = 3; p.numerics = numerics
-            plan = ctypes.c_void_p()
-            if lib.avgpool_plan_create(ctypes.byref(p), ctypes.byref(plan)) != 0:
-                print(name, "plan failed:", lib.avgpool_last_error_message().decode())
+            try:
+                plan = cuda_plan(shape, k, s, (0, 0), False, True, dt, cl, numerics)
+            except AvgpoolError as e:
+                print(name, "plan failed:", e)
                 res[numerics] = (float("nan"), None, "none")
                 continue
-            impl = ctypes.c_char_p()
-            lib.avgpool_plan_impl_name(plan, ctypes.byref(impl))
-            sp, dp = ctypes.c_void_p(x.data_ptr()), ctypes.c_void_p(out.data_ptr())
-
-            def run():
-                if lib.avgpool_plan_execute(plan, sp, dp, ctypes.c_void_p(stream)) != 0:
-                    raise RuntimeError(lib.avgpool_last_error_message().decode())
+            run = plan_runner(plan, x, out)
             out.fill_(float("nan"))
             run()
             torch.cuda.synchronize()
@@ -101,8 +83,7 @@ def main():
                 bound = ulp * refd.abs() + k[0] * k[1] * 2.0 ** -24
                 ok = bool(((out.double() - refd).abs() <= bound).all())
             ms = time_fn(run)
-            res[numerics] = (ms, ok, impl.value.decode())
-            lib.avgpool_plan_destroy(plan)
+            res[numerics] = (ms, ok, plan.impl_name)
         slow = name == "global1024"  # avg_pool2d takes ~0.1 s there
         t_torch = time_fn(lambda: F.avg_pool2d(x, k, s), 5 if slow else None)
         t_adapt = float("nan")
