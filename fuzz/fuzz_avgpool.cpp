@@ -119,6 +119,7 @@ struct Guarded {
     poison(bytes.data() + kGuard + size, kGuard);
   }
   void* data() { return bytes.data() + kGuard; }
+  const void* data() const { return bytes.data() + kGuard; }
   bool intact() const {
     return is_poisoned(bytes.data(), kGuard) && is_poisoned(bytes.data() + kGuard + size, kGuard);
   }
@@ -131,59 +132,80 @@ std::string first_diff(const Guarded& a, const Guarded& b) {
   return "";
 }
 
-void check_valid(const Decoded& d, avgpool_plan* plan) {
+// One direction of a valid problem (the forward on the decoded data as
+// input; the backward on it as grad_output): the reference (complete and
+// deterministic), the decoded plan, every CPU implementation, the input left
+// alone, and the reference's sampling entry point.
+void check_direction(const Decoded& d, avgpool_plan* plan, bool backward) {
   const avgpool_params& p = d.params;
-  int64_t src_n = 0, dst_n = 0, dims[4];
+  const std::string dir = backward ? "backward " : "";
+  const std::string out_name = backward ? "grad_input" : "dst";
+  auto fail_with = [](const avgpool_params& q, const std::string& what, const std::string& detail) {
+    fail(q, what.c_str(), detail);
+  };
+  int64_t src_n = 0, dst_n = 0;
   avgpool_plan_sizes(plan, &src_n, &dst_n);
-  avgpool_plan_output_dims(plan, dims);
-  if (dims[0] * dims[1] * dims[2] * dims[3] != dst_n) fail(p, "output dims and size disagree", "");
   if (src_n > kMaxElements || dst_n > kMaxElements || dst_n == 0) return;
+  const int64_t in_n = backward ? dst_n : src_n, out_n = backward ? src_n : dst_n;
   const int64_t es = element_size(p.dtype);
-
-  std::vector<unsigned char> src((size_t)(src_n * es));
-  for (int64_t i = 0; i < src_n; ++i) store_double(p.dtype, src.data(), i, value_at(d, i));
-  const std::vector<unsigned char> src_copy = src;
+  std::vector<unsigned char> in((size_t)(in_n * es));
+  for (int64_t i = 0; i < in_n; ++i) store_double(p.dtype, in.data(), i, value_at(d, i));
+  const std::vector<unsigned char> in_copy = in;
+  auto run = [&](avgpool_plan* pl, void* out) {
+    return backward ? avgpool_plan_backward(pl, in.data(), out, nullptr) : avgpool_plan_execute(pl, in.data(), out, nullptr);
+  };
+  auto compare = [&](const avgpool_params& q, const Guarded& got, const Guarded& ref) {
+    return backward ? compare_backward_to_reference(q, in.data(), got.data(), ref.data())
+                    : compare_to_reference(q, in.data(), got.data(), ref.data());
+  };
 
   // The reference, under two fill patterns: identical results mean every
-  // output was written and nothing depends on dst's old contents.
+  // element was written and nothing depends on the output's old contents.
   avgpool_params rp = p;
   rp.backend = AVGPOOL_BACKEND_REFERENCE;
-  Guarded ref(dst_n * es, kPoisonByte), ref2(dst_n * es, 0x5A);
-  if (run_reference(rp, src.data(), ref.data()) != AVGPOOL_SUCCESS ||
-      run_reference(rp, src.data(), ref2.data()) != AVGPOOL_SUCCESS)
-    fail(p, "the reference failed on valid parameters", avgpool_last_error_message());
-  if (!ref.intact() || !ref2.intact()) fail(p, "the reference wrote outside dst", "");
-  if (ref.bytes != ref2.bytes && !first_diff(ref, ref2).empty())
-    fail(p, "the reference left outputs unwritten or is not deterministic", first_diff(ref, ref2));
+  Guarded ref(out_n * es, kPoisonByte), ref2(out_n * es, 0x5A);
+  for (Guarded* r : {&ref, &ref2}) {
+    const avgpool_status s = backward ? run_reference_backward(rp, in.data(), r->data())
+                                      : run_reference(rp, in.data(), r->data());
+    if (s != AVGPOOL_SUCCESS) fail_with(p, "the reference " + dir + "failed on valid parameters", avgpool_last_error_message());
+  }
+  if (!ref.intact() || !ref2.intact()) fail_with(p, "the reference " + dir + "wrote outside " + out_name, "");
+  if (!first_diff(ref, ref2).empty())
+    fail_with(p, "the reference " + dir + "left elements unwritten or is not deterministic", first_diff(ref, ref2));
 
   // The plan as decoded (its backend may be AUTO or CPU after corruption).
   {
-    Guarded got(dst_n * es, kPoisonByte);
-    if (avgpool_plan_execute(plan, src.data(), got.data(), nullptr) != AVGPOOL_SUCCESS)
-      fail(p, "execute failed on a valid plan", avgpool_last_error_message());
-    const Mismatch m = compare_to_reference(p, src.data(), got.data(), ref.data());
-    if (m.count != 0 || !got.intact()) fail(p, "the decoded plan disagrees with the reference", m.message());
+    const char* name = nullptr;
+    if ((backward ? avgpool_plan_backward_impl_name : avgpool_plan_impl_name)(plan, &name) != AVGPOOL_SUCCESS)
+      fail_with(p, "a valid host plan has no " + dir + "implementation", avgpool_last_error_message());
+    Guarded got(out_n * es, kPoisonByte);
+    if (run(plan, got.data()) != AVGPOOL_SUCCESS)
+      fail_with(p, dir + "execute failed on a valid plan", avgpool_last_error_message());
+    const Mismatch m = compare(p, got, ref);
+    if (m.count != 0 || !got.intact()) fail_with(p, "the decoded plan's " + dir + "disagrees: " + name, m.message());
   }
 
   // Every CPU implementation that accepts.
   int ran = 0;
-  for (const std::string& impl : cpu_impls()) {
+  const std::vector<std::string>& impls = backward ? cpu_backward_impls() : cpu_impls();
+  for (const std::string& impl : impls) {
     avgpool_params q = p;
     q.backend = AVGPOOL_BACKEND_CPU;
     const avgpool_status a = avgpool_impl_accepts(impl.c_str(), &q);
     avgpool_plan* ip = nullptr;
-    const avgpool_status c = avgpool_plan_create_with_impl(&q, impl.c_str(), &ip);
-    if (a != c) fail(q, ("impl_accepts and plan creation disagree for " + impl).c_str(), "");
+    const avgpool_status c = avgpool_plan_create_with_impls(&q, backward ? nullptr : impl.c_str(),
+                                                            backward ? impl.c_str() : nullptr, &ip);
+    if (a != c) fail_with(q, "impl_accepts and plan creation disagree for " + impl, "");
     if (c == AVGPOOL_ERROR_UNSUPPORTED) {
-      if (avgpool_last_error_message()[0] == '\0') fail(q, ("declined without a message: " + impl).c_str(), "");
+      if (avgpool_last_error_message()[0] == '\0') fail_with(q, "declined without a message: " + impl, "");
       continue;
     }
-    if (c != AVGPOOL_SUCCESS) fail(q, ("plan creation failed: " + impl).c_str(), avgpool_last_error_message());
-    Guarded got(dst_n * es, kPoisonByte);
-    const avgpool_status e = avgpool_plan_execute(ip, src.data(), got.data(), nullptr);
+    if (c != AVGPOOL_SUCCESS) fail_with(q, "plan creation failed: " + impl, avgpool_last_error_message());
+    Guarded got(out_n * es, kPoisonByte);
+    const avgpool_status e = run(ip, got.data());
     const std::string message = avgpool_last_error_message();  // before destroy clears it
     avgpool_plan_destroy(ip);
-    if (e == AVGPOOL_ERROR_OUT_OF_MEMORY && kernel_exceeds_padded_input(q) && !strict()) {
+    if (!backward && e == AVGPOOL_ERROR_OUT_OF_MEMORY && kernel_exceeds_padded_input(q) && !strict()) {
       // A kernel beyond the padded input must not make the CPU backend size
       // its scratch by the kernel (docs/reliability.md, bug 2; fixed, and
       // replayed strictly from fuzz/regressions/). Outside strict mode this
@@ -196,106 +218,45 @@ void check_valid(const Decoded& d, avgpool_plan* plan) {
       continue;
     }
     if (e != AVGPOOL_SUCCESS)
-      fail(q, ("execute failed: " + impl).c_str(), std::string(avgpool_status_string(e)) + ": " + message);
-    const Mismatch m = compare_to_reference(q, src.data(), got.data(), ref.data());
-    if (m.count != 0) fail(q, ("disagrees with the reference: " + impl).c_str(), m.message());
-    if (!got.intact()) fail(q, ("wrote outside dst: " + impl).c_str(), "");
+      fail_with(q, dir + "execute failed: " + impl, std::string(avgpool_status_string(e)) + ": " + message);
+    const Mismatch m = compare(q, got, ref);
+    if (m.count != 0) fail_with(q, dir + "disagrees with the reference: " + impl, m.message());
+    if (!got.intact()) fail_with(q, dir + "wrote outside " + out_name + ": " + impl, "");
     ++ran;
   }
-  if (!cpu_impls().empty()) {
+  if (!impls.empty()) {
     // The CPU backend must take every valid problem.
     avgpool_params q = p;
     q.backend = AVGPOOL_BACKEND_CPU;
     avgpool_plan* cp = nullptr;
     if (avgpool_plan_create(&q, &cp) != AVGPOOL_SUCCESS || ran == 0)
-      fail(q, "no CPU implementation takes a valid problem", avgpool_last_error_message());
+      fail_with(q, "no CPU " + dir + "implementation takes a valid problem", avgpool_last_error_message());
     avgpool_plan_destroy(cp);
   }
-  if (src != src_copy) fail(p, "an implementation wrote its input", "");
+  if (in != in_copy) fail_with(p, "an implementation wrote its input", dir);
 
-  // avgpool_reference_outputs agrees with the full reference on a sample.
-  int64_t idx[4] = {0, dst_n - 1, dst_n / 2, (int64_t)(d.data_size * 7919) % dst_n};
+  // The reference's sampling entry point agrees with the full reference.
+  int64_t idx[4] = {0, out_n - 1, out_n / 2, (int64_t)(d.data_size * 7919) % out_n};
   double vals[4];
-  if (avgpool_reference_outputs(plan, src.data(), 4, idx, vals) != AVGPOOL_SUCCESS)
-    fail(p, "avgpool_reference_outputs failed", avgpool_last_error_message());
+  const std::string sampler = backward ? "avgpool_reference_grad_inputs" : "avgpool_reference_outputs";
+  if ((backward ? avgpool_reference_grad_inputs : avgpool_reference_outputs)(plan, in.data(), 4, idx, vals) !=
+      AVGPOOL_SUCCESS)
+    fail_with(p, sampler + " failed", avgpool_last_error_message());
   for (int i = 0; i < 4; ++i) {
     const double want = load_double(p.dtype, ref.data(), idx[i]);
     if (!(vals[i] == want || (isnan(vals[i]) && isnan(want))))
-      fail(p, "avgpool_reference_outputs differs from the reference",
-           "index " + std::to_string(idx[i]) + ": " + std::to_string(vals[i]) + " vs " + std::to_string(want));
+      fail_with(p, sampler + " differs from the reference",
+                "index " + std::to_string(idx[i]) + ": " + std::to_string(vals[i]) + " vs " + std::to_string(want));
   }
 }
 
-// The backward of a valid problem: grad_output from the same data.
-void check_backward(const Decoded& d, avgpool_plan* plan) {
-  const avgpool_params& p = d.params;
-  int64_t src_n = 0, dst_n = 0;
+void check_valid(const Decoded& d, avgpool_plan* plan) {
+  int64_t src_n = 0, dst_n = 0, dims[4];
   avgpool_plan_sizes(plan, &src_n, &dst_n);
-  if (src_n > kMaxElements || dst_n > kMaxElements || dst_n == 0) return;
-  const int64_t es = element_size(p.dtype);
-  std::vector<unsigned char> g((size_t)(dst_n * es));
-  for (int64_t i = 0; i < dst_n; ++i) store_double(p.dtype, g.data(), i, value_at(d, i));
-  const std::vector<unsigned char> g_copy = g;
-
-  avgpool_params rp = p;
-  rp.backend = AVGPOOL_BACKEND_REFERENCE;
-  Guarded ref(src_n * es, kPoisonByte), ref2(src_n * es, 0x5A);
-  if (run_reference_backward(rp, g.data(), ref.data()) != AVGPOOL_SUCCESS ||
-      run_reference_backward(rp, g.data(), ref2.data()) != AVGPOOL_SUCCESS)
-    fail(p, "the reference backward failed on valid parameters", avgpool_last_error_message());
-  if (!ref.intact() || !ref2.intact()) fail(p, "the reference backward wrote outside grad_input", "");
-  if (!first_diff(ref, ref2).empty())
-    fail(p, "the reference backward left elements unwritten or is not deterministic", first_diff(ref, ref2));
-
-  // The decoded plan's own backward (AUTO on its backend).
-  {
-    const char* name = nullptr;
-    if (avgpool_plan_backward_impl_name(plan, &name) != AVGPOOL_SUCCESS)
-      fail(p, "a valid host plan has no backward", avgpool_last_error_message());
-    Guarded got(src_n * es, kPoisonByte);
-    if (avgpool_plan_backward(plan, g.data(), got.data(), nullptr) != AVGPOOL_SUCCESS)
-      fail(p, "backward failed on a valid plan", avgpool_last_error_message());
-    const Mismatch m = compare_backward_to_reference(p, g.data(), got.data(), ref.data());
-    if (m.count != 0 || !got.intact()) fail(p, ("the decoded plan's backward disagrees: " + std::string(name)).c_str(), m.message());
-  }
-
-  int ran = 0;
-  for (const std::string& impl : cpu_backward_impls()) {
-    avgpool_params q = p;
-    q.backend = AVGPOOL_BACKEND_CPU;
-    const avgpool_status a = avgpool_impl_accepts(impl.c_str(), &q);
-    avgpool_plan* ip = nullptr;
-    const avgpool_status c = avgpool_plan_create_with_impls(&q, nullptr, impl.c_str(), &ip);
-    if (a != c) fail(q, ("impl_accepts and plan creation disagree for " + impl).c_str(), "");
-    if (c == AVGPOOL_ERROR_UNSUPPORTED) {
-      if (avgpool_last_error_message()[0] == '\0') fail(q, ("declined without a message: " + impl).c_str(), "");
-      continue;
-    }
-    if (c != AVGPOOL_SUCCESS) fail(q, ("plan creation failed: " + impl).c_str(), avgpool_last_error_message());
-    Guarded got(src_n * es, kPoisonByte);
-    const avgpool_status e = avgpool_plan_backward(ip, g.data(), got.data(), nullptr);
-    const std::string message = avgpool_last_error_message();
-    avgpool_plan_destroy(ip);
-    if (e != AVGPOOL_SUCCESS)
-      fail(q, ("backward failed: " + impl).c_str(), std::string(avgpool_status_string(e)) + ": " + message);
-    const Mismatch m = compare_backward_to_reference(q, g.data(), got.data(), ref.data());
-    if (m.count != 0) fail(q, ("backward disagrees with the reference: " + impl).c_str(), m.message());
-    if (!got.intact()) fail(q, ("backward wrote outside grad_input: " + impl).c_str(), "");
-    ++ran;
-  }
-  if (!cpu_backward_impls().empty() && ran == 0) fail(p, "no CPU backward implementation takes a valid problem", "");
-  if (g != g_copy) fail(p, "a backward wrote grad_output", "");
-
-  int64_t idx[4] = {0, src_n - 1, src_n / 2, (int64_t)(d.data_size * 7919) % src_n};
-  double vals[4];
-  if (avgpool_reference_grad_inputs(plan, g.data(), 4, idx, vals) != AVGPOOL_SUCCESS)
-    fail(p, "avgpool_reference_grad_inputs failed", avgpool_last_error_message());
-  for (int i = 0; i < 4; ++i) {
-    const double want = load_double(p.dtype, ref.data(), idx[i]);
-    if (!(vals[i] == want || (isnan(vals[i]) && isnan(want))))
-      fail(p, "avgpool_reference_grad_inputs differs from the reference backward",
-           "index " + std::to_string(idx[i]) + ": " + std::to_string(vals[i]) + " vs " + std::to_string(want));
-  }
+  avgpool_plan_output_dims(plan, dims);
+  if (dims[0] * dims[1] * dims[2] * dims[3] != dst_n) fail(d.params, "output dims and size disagree", "");
+  check_direction(d, plan, false);
+  check_direction(d, plan, true);
 }
 
 }  // namespace
@@ -314,7 +275,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* bytes, size_t size) {
   }
   if (avgpool_last_error_message()[0] != '\0') fail(p, "message left after a success", avgpool_last_error_message());
   check_valid(d, plan);
-  check_backward(d, plan);
   avgpool_plan_destroy(plan);
   return 0;
 }

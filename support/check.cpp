@@ -258,4 +258,27 @@ int64_t count_sampled_mismatches(const avgpool_plan* plan, const void* src_host,
   return bad;
 }
 
+std::vector<ImplJob> impl_jobs(int count, const std::vector<std::string>& impls,
+                               const std::function<avgpool_params(int k)>& draw, uint64_t input_seed) {
+  std::vector<ImplJob> jobs;
+  for (int k = 0; k < count; ++k) {
+    const avgpool_params p = draw(k);
+    const PlanSizes sizes = plan_sizes(p);
+    if (sizes.src < 0) continue;
+    const int64_t es = element_size(p.dtype);
+    for (const std::string& impl : impls) {
+      if (avgpool_impl_accepts(impl.c_str(), &p) != AVGPOOL_SUCCESS) continue;
+      ImplJob j;
+      j.impl = impl;
+      j.params = p;
+      j.src_bytes = sizes.src * es;
+      j.dst_bytes = sizes.dst * es;
+      j.src.resize((size_t)j.src_bytes);
+      fill_random(p.dtype, j.src.data(), sizes.src, input_seed + (uint64_t)k, -2.0, 3.0);
+      jobs.push_back(std::move(j));
+    }
+  }
+  return jobs;
+}
+
 }  // namespace avgpool_support

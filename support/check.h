@@ -5,6 +5,7 @@
 
 #include <stdint.h>
 
+#include <functional>
 #include <random>
 #include <string>
 #include <vector>
@@ -104,5 +105,19 @@ void append_random_indices(std::vector<int64_t>* indices, int count, int64_t tot
 // -1 when the reference fails.
 int64_t count_sampled_mismatches(const avgpool_plan* plan, const void* src_host, const void* out_host,
                                  avgpool_dtype dtype, const std::vector<int64_t>& indices, double rel_tol);
+
+// One (implementation, problem) pair with a random host input; `expected`
+// is for the test to fill.
+struct ImplJob {
+  std::string impl;
+  avgpool_params params;
+  std::vector<unsigned char> src, expected;
+  int64_t src_bytes = 0, dst_bytes = 0;
+};
+
+// count problems from draw(k), each paired with every implementation of
+// impls that accepts it, with inputs in [-2, 3) seeded by input_seed + k.
+std::vector<ImplJob> impl_jobs(int count, const std::vector<std::string>& impls,
+                               const std::function<avgpool_params(int k)>& draw, uint64_t input_seed);
 
 }  // namespace avgpool_support

@@ -32,42 +32,26 @@ std::vector<std::string> host_impl_names() {
   return names;
 }
 
-// One (implementation, problem) pair with its input and single-threaded result.
-struct Job {
-  std::string impl;
-  avgpool_params params;
-  std::vector<unsigned char> src, expected;
-  int64_t dst_bytes = 0;
-};
+using Job = ImplJob;
 
+// Random problems on every host implementation, with their single-threaded
+// results.
 std::vector<Job> make_jobs() {
-  std::vector<Job> jobs;
   std::mt19937_64 rng(5005);
   RandomParamsLimits lim;
   lim.max_n = 2; lim.max_c = 5; lim.max_hw = 28;
-  const std::vector<std::string> impls = host_impl_names();
-  for (int k = 0; k < 12; ++k) {
+  std::vector<Job> jobs = impl_jobs(12, host_impl_names(), [&](int k) {
     // Mostly small problems; a few big enough for the CPU backend to open
     // an OpenMP team inside each call.
     if (k >= 9) { lim.max_c = 16; lim.max_hw = 96; }
-    avgpool_params p = random_params(rng, lim);
-    for (const std::string& impl : impls) {
-      if (avgpool_impl_accepts(impl.c_str(), &p) != AVGPOOL_SUCCESS) continue;
-      Job j;
-      j.impl = impl;
-      j.params = p;
-      avgpool_plan* plan = nullptr;
-      REQUIRE(avgpool_plan_create_with_impl(&p, impl.c_str(), &plan) == AVGPOOL_SUCCESS);
-      int64_t sn = 0, dn = 0;
-      avgpool_plan_sizes(plan, &sn, &dn);
-      j.src.resize((size_t)(sn * element_size(p.dtype)));
-      fill_random(p.dtype, j.src.data(), sn, (uint64_t)k + 77, -3.0, 5.0);
-      j.dst_bytes = dn * element_size(p.dtype);
-      j.expected.resize((size_t)j.dst_bytes);
-      REQUIRE(avgpool_plan_execute(plan, j.src.data(), j.expected.data(), nullptr) == AVGPOOL_SUCCESS);
-      avgpool_plan_destroy(plan);
-      jobs.push_back(std::move(j));
-    }
+    return random_params(rng, lim);
+  }, 77);
+  for (Job& j : jobs) {
+    avgpool_plan* plan = nullptr;
+    REQUIRE(avgpool_plan_create_with_impl(&j.params, j.impl.c_str(), &plan) == AVGPOOL_SUCCESS);
+    j.expected.resize((size_t)j.dst_bytes);
+    REQUIRE(avgpool_plan_execute(plan, j.src.data(), j.expected.data(), nullptr) == AVGPOOL_SUCCESS);
+    avgpool_plan_destroy(plan);
   }
   return jobs;
 }

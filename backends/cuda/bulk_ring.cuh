@@ -58,6 +58,58 @@ __device__ __forceinline__ void ring_fill_begin(uint64_t* full, uint64_t* empty,
   mbar_arrive_expect_tx(&full[c.s], bytes);
 }
 
+// A block's ring of shared-memory stages (at the start of the dynamic shared
+// memory) and its barriers, as one thread sees them. The producer fills the
+// stage at its cursor (fill_begin, then copies completing on full_bar(),
+// then advance); consumers read it (acquire ... release).
+template <int MaxStages>
+struct StageRing {
+  uint64_t* full;
+  uint64_t* empty;
+  unsigned char* base;  // the dynamic shared memory
+  int stage_bytes;
+  RingCursor cursor;
+
+  __device__ __forceinline__ unsigned char* stage() const { return base + (size_t)cursor.s * stage_bytes; }
+  __device__ __forceinline__ uint64_t* full_bar() const { return &full[cursor.s]; }
+  __device__ __forceinline__ void advance() { cursor.advance(); }
+  // Producer: waits until the consumers have freed the stage (from the
+  // second lap on).
+  __device__ __forceinline__ void wait_free() const {
+    if (cursor.lapped) mbar_wait(&empty[cursor.s], cursor.phase ^ 1);
+  }
+  // Producer: waits for the stage, announces `bytes` to arrive; the stage.
+  __device__ __forceinline__ unsigned char* fill_begin(uint32_t bytes) const {
+    ring_fill_begin(full, empty, cursor, bytes);
+    return stage();
+  }
+  // Consumer: waits until the stage is filled; the stage.
+  __device__ __forceinline__ unsigned char* acquire() const {
+    mbar_wait(&full[cursor.s], cursor.phase);
+    return stage();
+  }
+  // Consumer: done reading the stage. Every consumer thread arrives after
+  // its own reads (a lane arriving for its warp after __syncwarp was flagged
+  // by racecheck).
+  __device__ __forceinline__ void free() const { mbar_arrive(&empty[cursor.s]); }
+  __device__ __forceinline__ void release() {
+    free();
+    advance();
+  }
+};
+
+// The block's ring of `stages` stages of stage_bytes: its barriers declared
+// here and set up for `consumers` consumer and `producers` producer threads
+// (ring_init). Every thread of the block calls it once, at the start.
+template <int MaxStages>
+__device__ __forceinline__ StageRing<MaxStages> block_ring(int stages, int stage_bytes, int consumers,
+                                                           int producers = 1) {
+  extern __shared__ __align__(128) unsigned char ring_smem[];
+  __shared__ uint64_t full[MaxStages], empty[MaxStages];
+  ring_init(full, empty, stages, consumers, producers);
+  return StageRing<MaxStages>{full, empty, ring_smem, stage_bytes, RingCursor(stages)};
+}
+
 // Output rows open while the input rows under them stream by, one
 // accumulator slot each (at most RM = ceil(kh / sh) are open at once, so
 // output row oy lives in slot oy % slots and never shares it). Per input row
@@ -70,6 +122,7 @@ __device__ __forceinline__ void ring_fill_begin(uint64_t* full, uint64_t* empty,
 // decline axes of 2^28 or more.
 template <int RM>
 struct OpenRows {
+  static constexpr int kSlots = RM;
   int h, kh, sh, ph, slots;
   int left[RM], oy[RM];  // input rows still to add (0: the slot is free); the output row
   int next_oy = 0, next_begin = 0, last_oy = 0, next_slot = 0;
@@ -124,6 +177,7 @@ struct OpenRows {
 // row.
 template <>
 struct OpenRows<1> {
+  static constexpr int kSlots = 1;
   int h, kh, sh, ph;
   int oy = 0;
   AxisWindowOf<int> rw{0, 0, 0};
@@ -150,6 +204,20 @@ struct OpenRows<1> {
     }
   }
 };
+
+// Feeds the input rows y0 .. y0 + n - 1 of a stage (row(r): row y0 + r) to
+// the open output rows: add(row(r), on) for each row an open output row
+// takes, then store(slot, oy, row window) for each output row it completes.
+template <class Rows, class Row, class Add, class Store>
+__device__ __forceinline__ void stream_rows(Rows& rows, int y0, int n, Row&& row, Add&& add, Store&& store) {
+  for (int r = 0; r < n; ++r) {
+    const int y = y0 + r;
+    bool on[Rows::kSlots];
+    if (!rows.feed(y, on)) continue;
+    add(row(r), on);
+    rows.retire(y, on, store);
+  }
+}
 
 // v[0] + ... + v[N-1] as a balanced tree (fast numerics: a shorter
 // dependency chain than left to right).

@@ -95,6 +95,19 @@ template <typename T> __device__ __forceinline__ Vec16<T> zero16() {
   return z;
 }
 
+// f(j) for j = 0, 1, ..., n - 1 in order, n <= K: unrolled with predicates
+// for a compile-time K (the registers the iterations fill stay registers), a
+// plain loop for K = 0 (run-time sizes).
+template <int K, typename F> __device__ __forceinline__ void for_upto(int n, F&& f) {
+  if constexpr (K > 0) {
+#pragma unroll
+    for (int j = 0; j < K; ++j)
+      if (j < n) f(j);
+  } else {
+    for (int j = 0; j < n; ++j) f(j);
+  }
+}
+
 // The division PyTorch does: one true (IEEE, correctly rounded) division of
 // the accumulator by the integer divisor converted to the accumulator type.
 // A window with no input (impossible while padding <= kernel / 2) gives 0.

@@ -93,28 +93,23 @@ nchw_rows_kernel(const T* __restrict__ src, T* __restrict__ dst, RowsArgs a) {
   using E = Elem<T>;
   using A = typename E::acc_t;
   constexpr int V = vec_of<T>();
-  extern __shared__ __align__(128) unsigned char smem[];
-  __shared__ uint64_t full[kMaxStages], empty[kMaxStages];
-  const int tid = threadIdx.x;
-  const int warp = tid / 32, lane = tid % 32;
   const int64_t kh = K > 0 ? K : a.kh, kw = K > 0 ? K : a.kw;
-
   // Every producer lane arrives on full[s]: each stores the head and tail
   // elements it loaded itself.
-  ring_init(full, empty, a.stages, kConsumers, 32);
+  StageRing<kMaxStages> ring = block_ring<kMaxStages>(a.stages, a.stage_bytes, kConsumers, 32);
+  unsigned char* smem = ring.base;
+  const int tid = threadIdx.x;
+  const int warp = tid / 32, lane = tid % 32;
 
   if (warp == kConsumerWarps) {
     // ---- producer warp -----------------------------------------------------------
-    RingCursor ring(a.stages);
     for (int64_t item = blockIdx.x; item < a.items; item += gridDim.x, ring.advance()) {
-      const int s = ring.s;
-      if (ring.lapped) mbar_wait(&empty[s], ring.phase ^ 1);
+      ring.wait_free();
       const Item it = decode<T>(a, item);
       const char* g0 = reinterpret_cast<const char*>(src + it.first);
       const char* g1 = reinterpret_cast<const char*>(src + it.first + it.count);
       const uintptr_t mis = (uintptr_t)g0 & 15;
-      unsigned char* stage = smem + (size_t)s * a.stage_bytes;
-      char* t = reinterpret_cast<char*>(stage + mis);  // element 0 of the item
+      char* t = reinterpret_cast<char*>(ring.stage() + mis);  // element 0 of the item
       const char* ia = reinterpret_cast<const char*>(((uintptr_t)g0 + 15) & ~(uintptr_t)15);
       const char* ib = reinterpret_cast<const char*>((uintptr_t)g1 & ~(uintptr_t)15);
       if (ib <= ia) ia = ib = g1;  // no aligned interior: every element by hand
@@ -129,13 +124,13 @@ nchw_rows_kernel(const T* __restrict__ src, T* __restrict__ dst, RowsArgs a) {
         const uint32_t bytes = (uint32_t)(ib - ia);
         if (bytes > 0) {
           asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
-          mbar_arrive_expect_tx(&full[s], bytes);
-          bulk_copy_g2s(t + (ia - g0), ia, bytes, &full[s]);
+          mbar_arrive_expect_tx(ring.full_bar(), bytes);
+          bulk_copy_g2s(t + (ia - g0), ia, bytes, ring.full_bar());
         } else {
-          mbar_arrive(&full[s]);
+          mbar_arrive(ring.full_bar());
         }
       } else {
-        mbar_arrive(&full[s]);
+        mbar_arrive(ring.full_bar());
       }
     }
     return;
@@ -191,14 +186,12 @@ nchw_rows_kernel(const T* __restrict__ src, T* __restrict__ dst, RowsArgs a) {
     }
   };
 
-  RingCursor ring(a.stages);
   for (int64_t item = blockIdx.x; item < a.items; item += gridDim.x, ring.advance()) {
-    const int s = ring.s;
-    mbar_wait(&full[s], ring.phase);
+    const unsigned char* stage = ring.acquire();
     const Item it = decode<T>(a, item);
     const uintptr_t mis = (uintptr_t)(src + it.first) & 15;
     const int64_t P = a.w, VP = a.vs_pitch;
-    const T* t = reinterpret_cast<const T*>(smem + (size_t)s * a.stage_bytes + mis);
+    const T* t = reinterpret_cast<const T*>(stage + mis);
     const int64_t plane_rows = it.r1 - it.r0;  // rows per plane in the stage
     const int nrows_out = it.np * it.noy;      // (plane, output row) pairs
 
@@ -225,22 +218,11 @@ nchw_rows_kernel(const T* __restrict__ src, T* __restrict__ dst, RowsArgs a) {
           A acc[V];
 #pragma unroll
           for (int j = 0; j < V; ++j) acc[j] = A(0);
-          if constexpr (K > 0) {
+          for_upto<K>(n, [&](int y) {
+            const Vec16<T> v = *reinterpret_cast<const Vec16<T>*>(col0 + y * P + x);
 #pragma unroll
-            for (int y = 0; y < K; ++y) {
-              if (y < n) {
-                const Vec16<T> v = *reinterpret_cast<const Vec16<T>*>(col0 + y * P + x);
-#pragma unroll
-                for (int j = 0; j < V; ++j) acc[j] += lane_acc(v, j);
-              }
-            }
-          } else {
-            for (int y = 0; y < n; ++y) {
-              const Vec16<T> v = *reinterpret_cast<const Vec16<T>*>(col0 + y * P + x);
-#pragma unroll
-              for (int j = 0; j < V; ++j) acc[j] += lane_acc(v, j);
-            }
-          }
+            for (int j = 0; j < V; ++j) acc[j] += lane_acc(v, j);
+          });
           struct alignas(sizeof(A) * V) AccV { A v[V]; };
           AccV o;
 #pragma unroll
@@ -248,13 +230,7 @@ nchw_rows_kernel(const T* __restrict__ src, T* __restrict__ dst, RowsArgs a) {
           *reinterpret_cast<AccV*>(out + x) = o;
         } else {
           A acc = A(0);
-          if constexpr (K > 0) {
-#pragma unroll
-            for (int y = 0; y < K; ++y)
-              if (y < n) acc += E::to_acc(col0[y * P + xg]);
-          } else {
-            for (int y = 0; y < n; ++y) acc += E::to_acc(col0[y * P + xg]);
-          }
+          for_upto<K>(n, [&](int y) { acc += E::to_acc(col0[y * P + xg]); });
           out[xg] = acc;
         }
         xg += dr;
@@ -262,7 +238,7 @@ nchw_rows_kernel(const T* __restrict__ src, T* __restrict__ dst, RowsArgs a) {
         if (xg >= ncv) { xg -= ncv; ++pr; }
       }
       // The stage is no longer needed: hand it back before the horizontal pass.
-      mbar_arrive(&empty[s]);
+      ring.free();
       consumers_sync();
       AxisWindow rw{0, 0, 0};
       T* orow = dst;
@@ -280,13 +256,7 @@ nchw_rows_kernel(const T* __restrict__ src, T* __restrict__ dst, RowsArgs a) {
             const A* c = vrow + cw.begin;
             const int nc = (int)(cw.end - cw.begin);
             A sum = A(0);
-            if constexpr (K > 0) {
-#pragma unroll
-              for (int j = 0; j < K; ++j)
-                if (j < nc) sum += c[j];
-            } else {
-              for (int j = 0; j < nc; ++j) sum += c[j];
-            }
+            for_upto<K>(nc, [&](int j) { sum += c[j]; });
             orow[ox] = E::from_acc(finish(sum, rw, cw, a.include_pad, a.divisor_override));
           });
       consumers_sync();  // vs is rewritten by the next item
@@ -311,17 +281,11 @@ nchw_rows_kernel(const T* __restrict__ src, T* __restrict__ dst, RowsArgs a) {
             A sum = A(0);
             for (int y = 0; y < nr; ++y) {
               const T* c = c0 + y * P;
-              if constexpr (K > 0) {
-#pragma unroll
-                for (int j = 0; j < K; ++j)
-                  if (j < nc) sum += E::to_acc(c[j]);
-              } else {
-                for (int j = 0; j < nc; ++j) sum += E::to_acc(c[j]);
-              }
+              for_upto<K>(nc, [&](int j) { sum += E::to_acc(c[j]); });
             }
             orow[ox] = E::from_acc(finish(sum, rw, cw, a.include_pad, a.divisor_override));
           });
-      mbar_arrive(&empty[s]);
+      ring.free();
     }
   }
 #endif

@@ -115,24 +115,19 @@ row_stream_kernel(const T* __restrict__ src, T* __restrict__ dst, StreamArgs a) 
   using E = Elem<T>;
   using A = typename E::acc_t;
   constexpr int V = vec_of<T>();
-  extern __shared__ __align__(128) unsigned char smem[];
-  __shared__ uint64_t full[kMaxRingStages], empty[kMaxRingStages];
-  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
   // Warps with no output column leave at once; the others release stages.
   const int64_t used_warps = (a.ow + 31) / 32;
   const int consumer_warps = (int)(used_warps < kConsumerWarps ? used_warps : kConsumerWarps);
-
-  ring_init(full, empty, a.stages, consumer_warps * 32);
+  StageRing<kMaxRingStages> ring = block_ring<kMaxRingStages>(a.stages, a.stage_bytes, consumer_warps * 32);
+  const int tid = threadIdx.x, warp = tid / 32;
 
   if (warp == kConsumerWarps) {
     // ---- producer: one lane streams the block's rows through the ring ----------
-    if (lane != 0) return;
+    if (tid % 32 != 0) return;
     const uint32_t row_bytes = (uint32_t)(a.w * (int64_t)sizeof(T));
-    RingCursor ring(a.stages);
     for_each_chunk(a, [&](const Segment& sg, int64_t y0, int n) {
-      ring_fill_begin(full, empty, ring, row_bytes * (uint32_t)n);
-      bulk_copy_g2s(smem + (size_t)ring.s * a.stage_bytes, src + (sg.plane * a.h + y0) * a.w,
-                    row_bytes * (uint32_t)n, &full[ring.s]);
+      const uint32_t bytes = row_bytes * (uint32_t)n;
+      bulk_copy_g2s(ring.fill_begin(bytes), src + (sg.plane * a.h + y0) * a.w, bytes, ring.full_bar());
       ring.advance();
     });
     return;
@@ -249,22 +244,13 @@ row_stream_kernel(const T* __restrict__ src, T* __restrict__ dst, StreamArgs a) 
 
   // Output rows open while their input rows stream by (bulk_ring.cuh).
   OpenRows<RM> rows(h, kh, sh, ph, a.slots);
-  RingCursor ring(a.stages);
   for_each_chunk(a, [&](const Segment& sg, int64_t y0, int n) {
     if (y0 == sg.y_begin) rows.start((int)sg.oy_first, (int)sg.oy_last, (int)sg.y_begin);
-    mbar_wait(&full[ring.s], ring.phase);
-    const T* row = reinterpret_cast<const T*>(smem + (size_t)ring.s * a.stage_bytes);
-    for (int r = 0; r < n; ++r, row += a.w) {
-      const int y = (int)y0 + r;
-      bool on[RM];
-      if (!rows.feed(y, on)) continue;
-      add_row(row, on);
-      rows.retire(y, on, [&](int q, int oy, const AxisWindowOf<int>& rw) { store_row(sg, oy, rw, q); });
-    }
-    // every consumer thread arrives after its own reads of the stage (a lane
-    // arriving for its warp after __syncwarp was flagged by racecheck)
-    mbar_arrive(&empty[ring.s]);
-    ring.advance();
+    const T* stage = reinterpret_cast<const T*>(ring.acquire());
+    stream_rows(
+        rows, (int)y0, n, [&](int r) { return stage + (int64_t)r * a.w; }, add_row,
+        [&](int q, int oy, const AxisWindowOf<int>& rw) { store_row(sg, oy, rw, q); });
+    ring.release();
   });
 #endif
 }

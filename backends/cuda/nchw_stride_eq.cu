@@ -77,21 +77,17 @@ stride_eq_kernel(const T* __restrict__ src, T* __restrict__ dst, SeArgs a) {
 #pragma unroll
         for (int j = 0; j < V; ++j) cs[j] = A(0);
         for (int y0 = 0; y0 < nrows; y0 += KR) {
+          // all KR loads in flight before the first is used
           Vec16<T> r[KR];
+          for_upto<KR>(nrows - y0, [&](int u) { r[u] = load16<true>(p + (int64_t)(y0 + u) * a.w); });
+          for_upto<KR>(nrows - y0, [&](int u) {
+            if constexpr (PYT) {
+              *reinterpret_cast<Vec16<T>*>(tile + (y0 + u) * a.pitch + col) = r[u];
+            } else {
 #pragma unroll
-          for (int u = 0; u < KR; ++u)
-            if (y0 + u < nrows) r[u] = load16<true>(p + (int64_t)(y0 + u) * a.w);
-#pragma unroll
-          for (int u = 0; u < KR; ++u) {
-            if (y0 + u < nrows) {
-              if constexpr (PYT) {
-                *reinterpret_cast<Vec16<T>*>(tile + (y0 + u) * a.pitch + col) = r[u];
-              } else {
-#pragma unroll
-                for (int j = 0; j < V; ++j) cs[j] += lane_acc(r[u], j);
-              }
+              for (int j = 0; j < V; ++j) cs[j] += lane_acc(r[u], j);
             }
-          }
+          });
           if (K > 0) break;  // compile-time K: one step covers every row
         }
         if constexpr (!PYT) {
@@ -108,16 +104,11 @@ stride_eq_kernel(const T* __restrict__ src, T* __restrict__ dst, SeArgs a) {
         A cs = A(0);
         for (int y0 = 0; y0 < nrows; y0 += KR) {
           T r[KR];
-#pragma unroll
-          for (int u = 0; u < KR; ++u)
-            if (y0 + u < nrows) r[u] = load1<true>(p + (int64_t)(y0 + u) * a.w);
-#pragma unroll
-          for (int u = 0; u < KR; ++u) {
-            if (y0 + u < nrows) {
-              if constexpr (PYT) tile[(y0 + u) * a.pitch + col] = r[u];
-              else cs += E::to_acc(r[u]);
-            }
-          }
+          for_upto<KR>(nrows - y0, [&](int u) { r[u] = load1<true>(p + (int64_t)(y0 + u) * a.w); });
+          for_upto<KR>(nrows - y0, [&](int u) {
+            if constexpr (PYT) tile[(y0 + u) * a.pitch + col] = r[u];
+            else cs += E::to_acc(r[u]);
+          });
           if (K > 0) break;
         }
         if constexpr (!PYT) colsum[col] = cs;
@@ -133,23 +124,11 @@ stride_eq_kernel(const T* __restrict__ src, T* __restrict__ dst, SeArgs a) {
       const int c0 = (int)(cw.begin - xa), n = (int)(cw.end - cw.begin);
       A sum = A(0);
       if constexpr (!PYT) {
-        if constexpr (K > 0) {
-#pragma unroll
-          for (int j = 0; j < K; ++j)
-            if (j < n) sum += colsum[c0 + j];
-        } else {
-          for (int j = 0; j < n; ++j) sum += colsum[c0 + j];
-        }
+        for_upto<K>(n, [&](int j) { sum += colsum[c0 + j]; });
       } else {
         for (int y = 0; y < nrows; ++y) {
           const T* t = tile + y * a.pitch + c0;
-          if constexpr (K > 0) {
-#pragma unroll
-            for (int j = 0; j < K; ++j)
-              if (j < n) sum += E::to_acc(t[j]);
-          } else {
-            for (int j = 0; j < n; ++j) sum += E::to_acc(t[j]);
-          }
+          for_upto<K>(n, [&](int j) { sum += E::to_acc(t[j]); });
         }
       }
       out_row[o] = E::from_acc(finish(sum, rw, cw, a.include_pad, a.divisor_override));

@@ -118,26 +118,22 @@ nhwc_stream_kernel(const T* __restrict__ src, T* __restrict__ dst, NhwcStreamArg
   using E = Elem<T>;
   using A = typename E::acc_t;
   constexpr int V = vec_of<T>();
-  extern __shared__ __align__(128) unsigned char smem[];
-  __shared__ uint64_t full[kMaxRingStages], empty[kMaxRingStages];
-  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
   // Warps with no item leave at once; the others release stages.
   const int items = a.tile_ox * a.cg;
   const int consumer_warps = min(kConsumerWarps, (items + 31) / 32);
-  ring_init(full, empty, a.stages, consumer_warps * 32);
+  StageRing<kMaxRingStages> ring = block_ring<kMaxRingStages>(a.stages, a.stage_bytes, consumer_warps * 32);
+  const int tid = threadIdx.x, warp = tid / 32;
 
   const int64_t pixel_bytes = a.c * (int64_t)sizeof(T);
   if (warp == kConsumerWarps) {
     // ---- producer: one lane streams the tiles' input runs through the ring ----
-    if (lane != 0) return;
-    RingCursor ring(a.stages);
+    if (tid % 32 != 0) return;
     for_each_stage(a, [&](const Unit& t, int y0, int rows) {
       const uint32_t run_bytes = (uint32_t)((t.x_hi - t.x_lo) * pixel_bytes);
-      ring_fill_begin(full, empty, ring, run_bytes * (uint32_t)rows);
-      unsigned char* stage = smem + (size_t)ring.s * a.stage_bytes;
+      unsigned char* stage = ring.fill_begin(run_bytes * (uint32_t)rows);
       for (int r = 0; r < rows; ++r)
         bulk_copy_g2s(stage + (size_t)r * a.pitch, src + ((t.n * a.h + y0 + r) * a.w + t.x_lo) * a.c, run_bytes,
-                      &full[ring.s]);
+                      ring.full_bar());
       ring.advance();
     });
     return;
@@ -213,7 +209,6 @@ nhwc_stream_kernel(const T* __restrict__ src, T* __restrict__ dst, NhwcStreamArg
   };
 
   OpenRows<RM> rows((int)a.h, (int)a.kh, (int)a.sh, (int)a.ph, a.slots);
-  RingCursor ring(a.stages);
   int64_t out_row0 = 0;  // element offset of output row 0 of the unit's image
   for_each_stage(a, [&](const Unit& t, int y0, int nrows) {
     if (y0 == t.y_begin) {  // a new unit: its items' windows
@@ -232,33 +227,26 @@ nhwc_stream_kernel(const T* __restrict__ src, T* __restrict__ dst, NhwcStreamArg
         out_off[i] = ox * c + g * V;
       }
     }
-    mbar_wait(&full[ring.s], ring.phase);
-    const unsigned char* stage = smem + (size_t)ring.s * a.stage_bytes;
-    for (int r = 0; r < nrows; ++r) {
-      const int y = y0 + r;
-      bool on[RM];
-      if (!rows.feed(y, on)) continue;
-      add_row(reinterpret_cast<const T*>(stage + (size_t)r * a.pitch), on);
-      rows.retire(y, on, [&](int q, int oy, const AxisWindowOf<int>& rw) {
-        const int64_t row_factor = axis_divisor_factor(rw, a.include_pad);
-        T* out = dst + out_row0 + (int64_t)oy * a.ow * a.c;
+    const unsigned char* stage = ring.acquire();
+    stream_rows(
+        rows, y0, nrows, [&](int r) { return reinterpret_cast<const T*>(stage + (size_t)r * a.pitch); }, add_row,
+        [&](int q, int oy, const AxisWindowOf<int>& rw) {
+          const int64_t row_factor = axis_divisor_factor(rw, a.include_pad);
+          T* out = dst + out_row0 + (int64_t)oy * a.ow * a.c;
 #pragma unroll
-        for (int i = 0; i < CPT; ++i) {
-          if (col_count[i] == 0) continue;
-          const A div = static_cast<A>(divisor_from_factors(row_factor, col_factor[i], a.divisor_override));
-          Vec16<T> o;
+          for (int i = 0; i < CPT; ++i) {
+            if (col_count[i] == 0) continue;
+            const A div = static_cast<A>(divisor_from_factors(row_factor, col_factor[i], a.divisor_override));
+            Vec16<T> o;
 #pragma unroll
-          for (int j = 0; j < V; ++j) {
-            o.v[j] = E::from_acc(acc[q][i][j] / div);
-            acc[q][i][j] = A(0);
+            for (int j = 0; j < V; ++j) {
+              o.v[j] = E::from_acc(acc[q][i][j] / div);
+              acc[q][i][j] = A(0);
+            }
+            *reinterpret_cast<Vec16<T>*>(out + out_off[i]) = o;
           }
-          *reinterpret_cast<Vec16<T>*>(out + out_off[i]) = o;
-        }
-      });
-    }
-    // every consumer thread arrives after its own reads of the stage
-    mbar_arrive(&empty[ring.s]);
-    ring.advance();
+        });
+    ring.release();
   });
 #endif
 }

@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -74,17 +75,21 @@ avgpool_params params_of(const Case& c, avgpool_layout layout, avgpool_numerics 
   return p;
 }
 
-// One case's plans in fast and pytorch numerics, their implementations in
-// the benchmark's direction (label: "fast (pytorch: other)" when they
-// differ), and its sizes (destroyed with it). open() is false, and the
-// benchmark skipped with the library's message, when any of it fails.
-struct CasePlans {
-  avgpool_params fast_params;
+// One case in one direction: its plans in fast and pytorch numerics, their
+// implementations (label: "fast (pytorch: other)" when they differ), its
+// sizes, a random float32 input (src, or grad_output for the backward) and,
+// when built with oneDNN, oneDNN's primitive on that input (warmed up).
+// open() is false, and the benchmark skipped with the message, when any of
+// it fails.
+struct CaseRun {
   avgpool_plan *fast = nullptr, *exact = nullptr;
   int64_t ns = 0, nd = 0, dims[4] = {0, 0, 0, 0};
   std::string label;
-  CasePlans(const Case& c, avgpool_layout layout, bool backward)
-      : fast_params(params_of(c, layout, AVGPOOL_NUMERICS_FAST)) {
+  std::unique_ptr<Buffer> input, dnnl_out;
+  std::unique_ptr<avgpool_bench::DnnlPool> dnnl;
+
+  CaseRun(const Case& c, avgpool_layout layout, bool backward) {
+    const avgpool_params fast_params = params_of(c, layout, AVGPOOL_NUMERICS_FAST);
     const avgpool_params exact_params = params_of(c, layout, AVGPOOL_NUMERICS_PYTORCH);
     auto impl_of = backward ? avgpool_plan_backward_impl_name : avgpool_plan_impl_name;
     const char *impl = nullptr, *impl_exact = nullptr;
@@ -98,17 +103,39 @@ struct CasePlans {
     avgpool_plan_output_dims(fast, dims);
     label = impl;
     if (strcmp(impl, impl_exact) != 0) label += std::string(" (pytorch: ") + impl_exact + ")";
+    const int64_t in_n = backward ? nd : ns;
+    input = std::make_unique<Buffer>(in_n * 4);
+    avgpool_support::fill_random(AVGPOOL_DTYPE_F32, input->data(), in_n, backward ? 2 : 1, -1.0, 1.0);
+#if defined(AVGPOOL_BENCH_WITH_DNNL)
+    dnnl_out = std::make_unique<Buffer>((backward ? ns : nd) * 4);
+    if (backward)
+      dnnl = std::make_unique<avgpool_bench::DnnlBackward>(fast_params, dims[2], dims[3], input->data(), dnnl_out->data());
+    else
+      dnnl = std::make_unique<avgpool_bench::DnnlForward>(fast_params, dims[2], dims[3], input->data(), dnnl_out->data());
+    dnnl->run();  // warm-up (JIT)
+#endif
   }
-  ~CasePlans() {
+  ~CaseRun() {
     avgpool_plan_destroy(fast);
     avgpool_plan_destroy(exact);
   }
-  CasePlans(const CasePlans&) = delete;
-  CasePlans& operator=(const CasePlans&) = delete;
+  CaseRun(const CaseRun&) = delete;
+  CaseRun& operator=(const CaseRun&) = delete;
   bool open(benchmark::State& state) const {
     if (error.empty()) return true;
     state.SkipWithError(error.c_str());
     return false;
+  }
+  // The label with oneDNN's implementation; counters dnnl_ms and vs_dnnl
+  // (oneDNN's time over ours) when oneDNN ran.
+  void finish(benchmark::State& state, double ours_ms, const std::vector<double>& dnnl_ms) const {
+    std::string text = label;
+    if (dnnl) {
+      state.counters["dnnl_ms"] = median(dnnl_ms);
+      state.counters["vs_dnnl"] = median(dnnl_ms) / ours_ms;
+      text += " | dnnl " + dnnl->impl();
+    }
+    state.SetLabel(text);
   }
 
  private:
@@ -116,30 +143,22 @@ struct CasePlans {
 };
 
 void BM_backward(benchmark::State& state, Case c, avgpool_layout layout) {
-  const CasePlans plans(c, layout, true);
-  if (!plans.open(state)) return;
-  avgpool_plan *plan = plans.fast, *plan_exact = plans.exact;
-  const int64_t ns = plans.ns, nd = plans.nd, *dims = plans.dims;
-  Buffer g(nd * 4), gin(ns * 4), gin_exact(ns * 4), written(ns * 4);
-  avgpool_support::fill_random(AVGPOOL_DTYPE_F32, g.data(), nd, 2, -1.0, 1.0);
-#if defined(AVGPOOL_BENCH_WITH_DNNL)
-  Buffer gin_dnnl(ns * 4);
-  avgpool_bench::DnnlBackward dnnl(plans.fast_params, dims[2], dims[3], g.data(), gin_dnnl.data());
-  dnnl.run();  // warm-up (JIT)
-#endif
-  avgpool_plan_backward(plan, g.data(), gin.data(), nullptr);  // warm-up
-  avgpool_plan_backward(plan_exact, g.data(), gin_exact.data(), nullptr);
+  const CaseRun run(c, layout, true);
+  if (!run.open(state)) return;
+  const int64_t ns = run.ns;
+  const void* g = run.input->data();
+  Buffer gin(ns * 4), gin_exact(ns * 4), written(ns * 4);
+  avgpool_plan_backward(run.fast, g, gin.data(), nullptr);  // warm-up
+  avgpool_plan_backward(run.exact, g, gin_exact.data(), nullptr);
   std::vector<double> t_write, t_ours, t_exact, t_dnnl;
   // The contenders in a different order each round: whatever runs first
   // after another big write pays for that one's write-backs.
-  const std::vector<std::pair<std::vector<double>*, std::function<void()>>> contenders = {
+  std::vector<std::pair<std::vector<double>*, std::function<void()>>> contenders = {
       {&t_write, [&] { avgpool_bench::write_pass(written.data(), ns * 4); }},
-      {&t_ours, [&] { avgpool_plan_backward(plan, g.data(), gin.data(), nullptr); }},
-      {&t_exact, [&] { avgpool_plan_backward(plan_exact, g.data(), gin_exact.data(), nullptr); }},
-#if defined(AVGPOOL_BENCH_WITH_DNNL)
-      {&t_dnnl, [&] { dnnl.run(); }},
-#endif
+      {&t_ours, [&] { avgpool_plan_backward(run.fast, g, gin.data(), nullptr); }},
+      {&t_exact, [&] { avgpool_plan_backward(run.exact, g, gin_exact.data(), nullptr); }},
   };
+  if (run.dnnl) contenders.push_back({&t_dnnl, [&] { run.dnnl->run(); }});
   size_t round = 0;
   for (auto _ : state) {
     for (size_t k = 0; k < contenders.size(); ++k) {
@@ -157,50 +176,38 @@ void BM_backward(benchmark::State& state, Case c, avgpool_layout layout) {
   state.counters["write_ms"] = write;
   state.counters["of_write"] = write / ours;
   state.counters["write_GBps"] = (double)ns * 4 / (write * 1e6);
-  std::string label = plans.label;
-#if defined(AVGPOOL_BENCH_WITH_DNNL)
-  state.counters["dnnl_ms"] = median(t_dnnl);
-  state.counters["vs_dnnl"] = median(t_dnnl) / ours;
-  state.counters["pt_vs_dnnl"] = median(t_dnnl) / median(t_exact);
-  label += " | dnnl " + dnnl.impl();
-#endif
-  state.SetLabel(label);
+  if (run.dnnl) state.counters["pt_vs_dnnl"] = median(t_dnnl) / median(t_exact);
+  run.finish(state, ours, t_dnnl);
 }
 
 void BM_alternate(benchmark::State& state, Case c, avgpool_layout layout) {
-  const CasePlans plans(c, layout, false);
-  if (!plans.open(state)) return;
-  avgpool_plan *plan = plans.fast, *plan_exact = plans.exact;
-  const int64_t ns = plans.ns, nd = plans.nd, *dims = plans.dims;
-  Buffer x(ns * 4), y(nd * 4), copy(ns * 4);
-  avgpool_support::fill_random(AVGPOOL_DTYPE_F32, x.data(), ns, 1, -1.0, 1.0);
-#if defined(AVGPOOL_BENCH_WITH_DNNL)
-  Buffer yd(nd * 4);
-  avgpool_bench::DnnlForward dnnl(plans.fast_params, dims[2], dims[3], x.data(), yd.data());
-  dnnl.run();  // warm-up (JIT)
-#endif
-  avgpool_plan_execute(plan, x.data(), y.data(), nullptr);  // warm-up
+  const CaseRun run(c, layout, false);
+  if (!run.open(state)) return;
+  const int64_t ns = run.ns, nd = run.nd;
+  const void* x = run.input->data();
+  Buffer y(nd * 4), copy(ns * 4);
+  avgpool_plan_execute(run.fast, x, y.data(), nullptr);  // warm-up
   std::vector<double> t_read, t_copy, t_ours, t_exact, t_dnnl;
   float sink = 0;
   for (auto _ : state) {
     double t0 = now_ms();
-    sink += avgpool_bench::read_pass(x.data(), ns * 4);
+    sink += avgpool_bench::read_pass(x, ns * 4);
     double t1 = now_ms();
-    avgpool_plan_execute(plan, x.data(), y.data(), nullptr);
+    avgpool_plan_execute(run.fast, x, y.data(), nullptr);
     double t2 = now_ms();
-    avgpool_bench::copy_pass(x.data(), copy.data(), ns * 4);
+    avgpool_bench::copy_pass(x, copy.data(), ns * 4);
     double t3 = now_ms();
-    avgpool_plan_execute(plan_exact, x.data(), y.data(), nullptr);
+    avgpool_plan_execute(run.exact, x, y.data(), nullptr);
     double t4 = now_ms();
     t_read.push_back(t1 - t0);
     t_ours.push_back(t2 - t1);
     t_copy.push_back(t3 - t2);
     t_exact.push_back(t4 - t3);
-#if defined(AVGPOOL_BENCH_WITH_DNNL)
-    double t5 = now_ms();
-    dnnl.run();
-    t_dnnl.push_back(now_ms() - t5);
-#endif
+    if (run.dnnl) {
+      const double t5 = now_ms();
+      run.dnnl->run();
+      t_dnnl.push_back(now_ms() - t5);
+    }
     state.SetIterationTime((t2 - t1) / 1000.0);
   }
   benchmark::DoNotOptimize(sink);
@@ -212,13 +219,7 @@ void BM_alternate(benchmark::State& state, Case c, avgpool_layout layout) {
   state.counters["of_read"] = read / ours;
   state.counters["vs_copy"] = ours / median(t_copy);
   state.counters["read_GBps"] = (double)ns * 4 / (read * 1e6);
-  std::string label = plans.label;
-#if defined(AVGPOOL_BENCH_WITH_DNNL)
-  state.counters["dnnl_ms"] = median(t_dnnl);
-  state.counters["vs_dnnl"] = median(t_dnnl) / ours;
-  label += " | dnnl " + dnnl.impl();
-#endif
-  state.SetLabel(label);
+  run.finish(state, ours, t_dnnl);
 }
 
 void BM_plain_loop(benchmark::State& state, Case c) {

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <functional>
 #include <map>
 #include <random>
 
@@ -33,6 +34,33 @@ namespace {
 int check_all_impls(const avgpool_params& p, const void* src, std::map<std::string, int>* runs,
                     std::mt19937_64& rng, bool check_determinism) {
   return check_impls(p, src, cuda_impl_names(), runs, rng, check_determinism);
+}
+
+// check_all_impls on `count` problems from random_params reshaped by
+// shape(i, rng, &p) (a draw the shape makes illegal is redrawn, up to 20
+// times count), with inputs in [-2, 2) and NaN/Inf in every fourth draw
+// (from draw specials_phase on); prints and returns the runs per
+// implementation.
+std::map<std::string, int> check_shaped_draws(const std::string& label, uint64_t seed, int count, int specials_phase,
+                                              const std::function<void(int, std::mt19937_64&, avgpool_params*)>& shape) {
+  std::mt19937_64 rng(seed);
+  std::map<std::string, int> runs;
+  int configs = 0;
+  for (int i = 0; configs < count && i < 20 * count; ++i) {
+    avgpool_params p = random_params(rng);
+    shape(i, rng, &p);
+    int64_t sn = 0, dn = 0;
+    if (!element_counts(p, &sn, &dn)) continue;  // e.g. a stride the draw made illegal
+    std::vector<char> src((size_t)(sn * element_size(p.dtype)));
+    fill_random(p.dtype, src.data(), sn, rng(), -2.0, 2.0);
+    if (i % 4 == specials_phase) sprinkle_specials(p.dtype, src.data(), sn, 0.01, rng);
+    check_all_impls(p, src.data(), &runs, rng, i % 8 == 0);
+    ++configs;
+  }
+  printf("%s configurations: %d\n", label.c_str(), configs);
+  print_runs((label + " runs").c_str(), runs);
+  CHECK(configs == count);
+  return runs;
 }
 
 }  // namespace
@@ -286,31 +314,18 @@ TEST_CASE("random configurations against the reference") {
 TEST_CASE("random configurations of the column walks' shapes (square 2/3/5/7, row stride 1 or 2)") {
   // cuda:nchw_column_walk and cuda:nhwc_column_walk's column walk take only these shapes, which
   // the general random draw rarely makes: redraw kernel, strides and padding.
-  std::mt19937_64 rng(314);
-  std::map<std::string, int> runs;
   const int count = quick() ? 30 : 400;
-  int configs = 0;
-  for (int i = 0; configs < count && i < 20 * count; ++i) {
-    avgpool_params p = random_params(rng);
+  std::map<std::string, int> runs =
+      check_shaped_draws("column-walk", 314, count, 0, [](int /*draw*/, std::mt19937_64& rng, avgpool_params* p) {
     const int k = std::vector<int>{2, 3, 5, 7}[(size_t)(rng() % 4)];
-    p.kernel_h = p.kernel_w = k;
-    p.stride_h = 1 + (int64_t)(rng() % 2);
-    p.stride_w = 1 + (int64_t)(rng() % 3);
-    p.padding_h = (int64_t)(rng() % (k / 2 + 1));
-    p.padding_w = (int64_t)(rng() % (k / 2 + 1));
-    p.h = k + (int64_t)(rng() % 40);
-    p.w = k + (int64_t)(rng() % 40);
-    int64_t sn = 0, dn = 0;
-    if (!element_counts(p, &sn, &dn)) continue;  // e.g. a stride the draw made illegal
-    std::vector<char> src((size_t)(sn * element_size(p.dtype)));
-    fill_random(p.dtype, src.data(), sn, rng(), -2.0, 2.0);
-    if (i % 4 == 0) sprinkle_specials(p.dtype, src.data(), sn, 0.01, rng);
-    check_all_impls(p, src.data(), &runs, rng, i % 8 == 0);
-    ++configs;
-  }
-  printf("column-walk configurations: %d\n", configs);
-  print_runs("column-walk runs", runs);
-  CHECK(configs == count);
+    p->kernel_h = p->kernel_w = k;
+    p->stride_h = 1 + (int64_t)(rng() % 2);
+    p->stride_w = 1 + (int64_t)(rng() % 3);
+    p->padding_h = (int64_t)(rng() % (k / 2 + 1));
+    p->padding_w = (int64_t)(rng() % (k / 2 + 1));
+    p->h = k + (int64_t)(rng() % 40);
+    p->w = k + (int64_t)(rng() % 40);
+  });
   CHECK(runs["cuda:nchw_column_walk"] > count / 8);
   CHECK(runs["cuda:nhwc_column_walk"] > count / 8);
 }
@@ -320,38 +335,25 @@ TEST_CASE("random configurations of cuda:nchw_vec_column_walk' shapes (square 3/
   // them), ceil mode, divisors, every dtype, NaN/Inf, unaligned pointers
   // (check_all_impls); one draw in sixteen with thousands of planes, so runs
   // are long enough for several row blocks and the ring's carry-over.
-  std::mt19937_64 rng(1618);
-  std::map<std::string, int> runs;
   const int count = quick() ? 20 : 200;
-  int configs = 0;
-  for (int i = 0; configs < count && i < 20 * count; ++i) {
-    avgpool_params p = random_params(rng);
+  std::map<std::string, int> runs =
+      check_shaped_draws("vector column-walk", 1618, count, 1, [](int i, std::mt19937_64& rng, avgpool_params* p) {
     const int k = std::vector<int>{3, 5, 7}[(size_t)(rng() % 3)];
-    p.layout = AVGPOOL_LAYOUT_NCHW;
-    p.numerics = AVGPOOL_NUMERICS_FAST;
-    p.kernel_h = p.kernel_w = k;
-    p.stride_h = p.stride_w = 1;
-    p.padding_h = (int64_t)(rng() % (k / 2 + 1));
-    p.padding_w = (int64_t)(rng() % (k / 2 + 1));
-    p.w = 8 * (1 + (int64_t)(rng() % 24));  // rows of 16-byte multiples in every dtype
-    p.h = k + (int64_t)(rng() % 40);
+    p->layout = AVGPOOL_LAYOUT_NCHW;
+    p->numerics = AVGPOOL_NUMERICS_FAST;
+    p->kernel_h = p->kernel_w = k;
+    p->stride_h = p->stride_w = 1;
+    p->padding_h = (int64_t)(rng() % (k / 2 + 1));
+    p->padding_w = (int64_t)(rng() % (k / 2 + 1));
+    p->w = 8 * (1 + (int64_t)(rng() % 24));  // rows of 16-byte multiples in every dtype
+    p->h = k + (int64_t)(rng() % 40);
     if (i % 16 == 0) {
-      p.n = 32;
-      p.c = 64;
-      p.h = 64;
-      p.w = 64;
+      p->n = 32;
+      p->c = 64;
+      p->h = 64;
+      p->w = 64;
     }
-    int64_t sn = 0, dn = 0;
-    if (!element_counts(p, &sn, &dn)) continue;
-    std::vector<char> src((size_t)(sn * element_size(p.dtype)));
-    fill_random(p.dtype, src.data(), sn, rng(), -2.0, 2.0);
-    if (i % 4 == 1) sprinkle_specials(p.dtype, src.data(), sn, 0.01, rng);
-    check_all_impls(p, src.data(), &runs, rng, i % 8 == 0);
-    ++configs;
-  }
-  printf("vector column-walk configurations: %d\n", configs);
-  print_runs("vector column-walk runs", runs);
-  CHECK(configs == count);
+  });
   CHECK(runs["cuda:nchw_vec_column_walk"] > count / 2);
 }
 
@@ -360,35 +362,22 @@ TEST_CASE("random configurations of cuda:nhwc_tile_stream's shapes (NHWC, 16-byt
   // group to thousands (two items per thread, tiles of one column), every
   // slot count, padding, ceil, divisors, both numerics, NaN/Inf, unaligned
   // pointers (check_all_impls: they fall back to cuda:nhwc_column_walk).
-  std::mt19937_64 rng(4669);
-  std::map<std::string, int> runs;
   const int count = quick() ? 20 : 200;
-  int configs = 0;
-  for (int i = 0; configs < count && i < 20 * count; ++i) {
-    avgpool_params p = random_params(rng);
-    p.layout = AVGPOOL_LAYOUT_NHWC;
-    p.n = 1 + (int64_t)(rng() % 3);
-    p.c = 8 * std::vector<int64_t>{1, 2, 3, 8, 16, 32, 128, 256}[(size_t)(rng() % 8)];
-    p.kernel_h = 1 + (int64_t)(rng() % 13);
-    p.kernel_w = 1 + (int64_t)(rng() % 13);
-    p.stride_h = 1 + (int64_t)(rng() % 14);
-    p.stride_w = 1 + (int64_t)(rng() % 14);
-    p.padding_h = (int64_t)(rng() % (p.kernel_h / 2 + 1));
-    p.padding_w = (int64_t)(rng() % (p.kernel_w / 2 + 1));
-    const int64_t extra = p.c >= 1024 ? 12 : 70;
-    p.h = p.kernel_h + (int64_t)(rng() % extra);
-    p.w = p.kernel_w + (int64_t)(rng() % extra);
-    int64_t sn = 0, dn = 0;
-    if (!element_counts(p, &sn, &dn)) continue;
-    std::vector<char> src((size_t)(sn * element_size(p.dtype)));
-    fill_random(p.dtype, src.data(), sn, rng(), -2.0, 2.0);
-    if (i % 4 == 2) sprinkle_specials(p.dtype, src.data(), sn, 0.01, rng);
-    check_all_impls(p, src.data(), &runs, rng, i % 8 == 0);
-    ++configs;
-  }
-  printf("nhwc-stream configurations: %d\n", configs);
-  print_runs("nhwc-stream runs", runs);
-  CHECK(configs == count);
+  std::map<std::string, int> runs =
+      check_shaped_draws("nhwc-stream", 4669, count, 2, [](int /*draw*/, std::mt19937_64& rng, avgpool_params* p) {
+    p->layout = AVGPOOL_LAYOUT_NHWC;
+    p->n = 1 + (int64_t)(rng() % 3);
+    p->c = 8 * std::vector<int64_t>{1, 2, 3, 8, 16, 32, 128, 256}[(size_t)(rng() % 8)];
+    p->kernel_h = 1 + (int64_t)(rng() % 13);
+    p->kernel_w = 1 + (int64_t)(rng() % 13);
+    p->stride_h = 1 + (int64_t)(rng() % 14);
+    p->stride_w = 1 + (int64_t)(rng() % 14);
+    p->padding_h = (int64_t)(rng() % (p->kernel_h / 2 + 1));
+    p->padding_w = (int64_t)(rng() % (p->kernel_w / 2 + 1));
+    const int64_t extra = p->c >= 1024 ? 12 : 70;
+    p->h = p->kernel_h + (int64_t)(rng() % extra);
+    p->w = p->kernel_w + (int64_t)(rng() % extra);
+  });
   if (bulk_copy_expected()) CHECK(runs["cuda:nhwc_tile_stream"] > count / 2);
   else CHECK(runs["cuda:nhwc_tile_stream"] == 0);  // below sm_90: declined
 }
@@ -398,34 +387,21 @@ TEST_CASE("random configurations of cuda:nchw_row_stream's shapes (wide NCHW row
   // multiples and ow <= 1024: draw wide rows, every slot count (stride gaps
   // too), padding, ceil, divisors, both column counts per thread (ow over
   // 256), and the vector path (column stride and padding multiples of 16 bytes).
-  std::mt19937_64 rng(2718);
-  std::map<std::string, int> runs;
   const int count = quick() ? 15 : 150;
-  int configs = 0;
-  for (int i = 0; configs < count && i < 20 * count; ++i) {
-    avgpool_params p = random_params(rng);
-    p.layout = AVGPOOL_LAYOUT_NCHW;
-    p.n = 1 + (int64_t)(rng() % 2);
-    p.c = 1 + (int64_t)(rng() % 3);
-    p.kernel_h = 1 + (int64_t)(rng() % 13);
-    p.kernel_w = 1 + (int64_t)(rng() % 13);
-    p.stride_h = (p.kernel_h + 2) / 3 + (int64_t)(rng() % 12);  // at most 3 output rows per input row
-    p.stride_w = rng() % 3 == 0 ? 4 * (1 + (int64_t)(rng() % 3)) : 1 + (int64_t)(rng() % 14);
-    p.padding_h = (int64_t)(rng() % (p.kernel_h / 2 + 1));
-    p.padding_w = rng() % 2 == 0 ? 0 : (int64_t)(rng() % (p.kernel_w / 2 + 1));
-    p.h = p.kernel_h + (int64_t)(rng() % 60);
-    p.w = 16 * (4 + (int64_t)(rng() % 120));  // 64 .. 1968 columns: every dtype's rows are 16-byte multiples
-    int64_t sn = 0, dn = 0;
-    if (!element_counts(p, &sn, &dn)) continue;
-    std::vector<char> src((size_t)(sn * element_size(p.dtype)));
-    fill_random(p.dtype, src.data(), sn, rng(), -2.0, 2.0);
-    if (i % 4 == 0) sprinkle_specials(p.dtype, src.data(), sn, 0.01, rng);
-    check_all_impls(p, src.data(), &runs, rng, i % 8 == 0);
-    ++configs;
-  }
-  printf("row-stream configurations: %d\n", configs);
-  print_runs("row-stream runs", runs);
-  CHECK(configs == count);
+  std::map<std::string, int> runs =
+      check_shaped_draws("row-stream", 2718, count, 0, [](int /*draw*/, std::mt19937_64& rng, avgpool_params* p) {
+    p->layout = AVGPOOL_LAYOUT_NCHW;
+    p->n = 1 + (int64_t)(rng() % 2);
+    p->c = 1 + (int64_t)(rng() % 3);
+    p->kernel_h = 1 + (int64_t)(rng() % 13);
+    p->kernel_w = 1 + (int64_t)(rng() % 13);
+    p->stride_h = (p->kernel_h + 2) / 3 + (int64_t)(rng() % 12);  // at most 3 output rows per input row
+    p->stride_w = rng() % 3 == 0 ? 4 * (1 + (int64_t)(rng() % 3)) : 1 + (int64_t)(rng() % 14);
+    p->padding_h = (int64_t)(rng() % (p->kernel_h / 2 + 1));
+    p->padding_w = rng() % 2 == 0 ? 0 : (int64_t)(rng() % (p->kernel_w / 2 + 1));
+    p->h = p->kernel_h + (int64_t)(rng() % 60);
+    p->w = 16 * (4 + (int64_t)(rng() % 120));  // 64 .. 1968 columns: every dtype's rows are 16-byte multiples
+  });
   if (bulk_copy_expected()) CHECK(runs["cuda:nchw_row_stream"] > count / 3);
   else CHECK(runs["cuda:nchw_row_stream"] == 0);  // below sm_90: declined
 }

@@ -72,20 +72,13 @@ int64_t dst_elements(const avgpool_params& p) {
   return d;
 }
 
-struct Job {
-  std::string impl;
-  avgpool_params params;
-  int64_t src_bytes = 0, dst_bytes = 0;
-  std::vector<unsigned char> host_src, expected;
-};
+using Job = ImplJob;
 
 std::vector<Job> make_jobs() {
-  std::vector<Job> jobs;
   std::mt19937_64 rng(4242);
   RandomParamsLimits lim;
   lim.max_n = 2; lim.max_c = 8; lim.max_hw = 64;
-  const std::vector<std::string> impls = cuda_impls();
-  for (int k = 0; k < 10; ++k) {
+  return impl_jobs(10, cuda_impls(), [&](int k) {
     avgpool_params p = random_params(rng, lim);
     p.backend = AVGPOOL_BACKEND_CUDA;
     if (k == 0) {  // one bigger problem so that launches overlap on the device
@@ -93,20 +86,8 @@ std::vector<Job> make_jobs() {
       p.kernel_h = p.kernel_w = 3; p.stride_h = p.stride_w = 1;
       p.padding_h = p.padding_w = 1; p.divisor_override = 0;
     }
-    for (const std::string& impl : impls) {
-      if (avgpool_impl_accepts(impl.c_str(), &p) != AVGPOOL_SUCCESS) continue;
-      Job j;
-      j.impl = impl;
-      j.params = p;
-      const int64_t es = element_size(p.dtype);
-      j.src_bytes = p.n * p.c * p.h * p.w * es;
-      j.dst_bytes = dst_elements(p) * es;
-      j.host_src.resize((size_t)j.src_bytes);
-      fill_random(p.dtype, j.host_src.data(), j.src_bytes / es, (uint64_t)k, -2.0, 3.0);
-      jobs.push_back(std::move(j));
-    }
-  }
-  return jobs;
+    return p;
+  }, 0);
 }
 
 }  // namespace reliability_gpu
@@ -121,7 +102,7 @@ TEST_CASE("CUDA concurrency: 8 threads on 4 streams, bitwise equal to one thread
   // Single-threaded results, default stream, one job at a time.
   for (Job& j : jobs) {
     DeviceBuffer src(j.src_bytes), dst(j.dst_bytes);
-    REL_CUDA_OK(cudaMemcpy(src.ptr, j.host_src.data(), (size_t)j.src_bytes, cudaMemcpyHostToDevice));
+    REL_CUDA_OK(cudaMemcpy(src.ptr, j.src.data(), (size_t)j.src_bytes, cudaMemcpyHostToDevice));
     avgpool_plan* plan = nullptr;
     REQUIRE(avgpool_plan_create_with_impl(&j.params, j.impl.c_str(), &plan) == AVGPOOL_SUCCESS);
     REQUIRE(avgpool_plan_execute(plan, src.ptr, dst.ptr, nullptr) == AVGPOOL_SUCCESS);
@@ -130,8 +111,8 @@ TEST_CASE("CUDA concurrency: 8 threads on 4 streams, bitwise equal to one thread
     avgpool_plan_destroy(plan);
     // The reference agrees (per the numerics' rule) before we use it as truth.
     std::vector<unsigned char> ref((size_t)j.dst_bytes);
-    REQUIRE(run_reference(j.params, j.host_src.data(), ref.data()) == AVGPOOL_SUCCESS);
-    const Mismatch m = compare_to_reference(j.params, j.host_src.data(), j.expected.data(), ref.data());
+    REQUIRE(run_reference(j.params, j.src.data(), ref.data()) == AVGPOOL_SUCCESS);
+    const Mismatch m = compare_to_reference(j.params, j.src.data(), j.expected.data(), ref.data());
     CHECK_MESSAGE(m.count == 0, j.impl << ": " << describe(j.params) << ": " << m.message());
   }
 
@@ -156,7 +137,7 @@ TEST_CASE("CUDA concurrency: 8 threads on 4 streams, bitwise equal to one thread
         note("plan: " + jobs[i].impl + ": " + avgpool_last_error_message());
       if (cudaMalloc(&srcs[i], (size_t)jobs[i].src_bytes) != cudaSuccess ||
           cudaMalloc(&dsts[i], (size_t)jobs[i].dst_bytes) != cudaSuccess ||
-          cudaMemcpyAsync(srcs[i], jobs[i].host_src.data(), (size_t)jobs[i].src_bytes,
+          cudaMemcpyAsync(srcs[i], jobs[i].src.data(), (size_t)jobs[i].src_bytes,
                           cudaMemcpyHostToDevice, stream) != cudaSuccess)
         note("cuda allocation/copy failed");
     }
