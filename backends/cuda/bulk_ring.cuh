@@ -14,6 +14,12 @@ namespace cuda {
 
 constexpr int kMaxRingStages = 16;
 
+// The block of every bulk-copy kernel: eight consumer warps drain the ring
+// that one producer warp fills.
+constexpr int kConsumerWarps = 8;
+constexpr int kConsumers = kConsumerWarps * 32;
+constexpr int kThreads = kConsumers + 32;
+
 // A position in the ring of `stages` stages: stage s of the current lap,
 // and the parity that lap's barrier phase completes with. The producer
 // waits on empty[s] from its second lap on; consumers wait on full[s] and

@@ -276,13 +276,34 @@ template <typename F> avgpool_status for_problem_types(const Problem& q, F&& f) 
   return dispatch_dtype_flag(q.dtype, q.numerics == AVGPOOL_NUMERICS_PYTORCH, static_cast<F&&>(f));
 }
 
+// What a bulk-copy implementation's pick chooses with: the problem's element
+// type T and numerics (kPytorch), the planned arguments, and
+// use<Kernel>(name, units), which makes Kernel the configuration's kernel with
+// the implementation's block size and the planned shared memory, on a
+// persistent grid over `units` work units.
+template <class Args, typename Element, bool Pytorch>
+struct KernelPick {
+  using T = Element;
+  static constexpr bool kPytorch = Pytorch;
+  KernelConfig<Args>* config;
+  int threads;
+  int64_t smem;
+  const DeviceInfo& device;
+  Decline* why;
+
+  const Args& args() const { return config->args; }
+  template <void (*Kernel)(const T*, T*, Args)> avgpool_status use(const char* name, int64_t units) const {
+    return use_kernel<Args, T, Kernel>(config, name, threads, smem, GridShape{units, true}, device, why);
+  }
+};
+
 // The init of a bulk-copy implementation (sm_90 and up, bulk_copy.cuh):
 // plan(q, device, &args, &smem, why) sizes its ring of shared-memory stages
-// (or declines), then pick(T{}, pytorch_flag, config, smem) chooses the kernel for
-// the problem's types. Pointers must be src_align / dst_align aligned.
+// (or declines), then pick(KernelPick) chooses the kernel for the problem's
+// types. Blocks of `threads`; pointers must be src_align / dst_align aligned.
 template <class Args, class Pick>
-avgpool_status init_bulk_copy(const char* name, const Problem& q, const DeviceInfo& device, int64_t src_align,
-                              int64_t dst_align, ConfigPtr* config, Decline* why,
+avgpool_status init_bulk_copy(const char* name, const Problem& q, const DeviceInfo& device, int threads,
+                              int64_t src_align, int64_t dst_align, ConfigPtr* config, Decline* why,
                               avgpool_status (*plan)(const Problem&, const DeviceInfo&, Args*, int64_t*, Decline*),
                               Pick&& pick) {
   if (require_bulk_copy(name, device, why) != AVGPOOL_SUCCESS) return why->status;
@@ -292,7 +313,9 @@ avgpool_status init_bulk_copy(const char* name, const Problem& q, const DeviceIn
   c->dst_align = dst_align;
   int64_t smem = 0;
   if (plan(q, device, &c->args, &smem, why) != AVGPOOL_SUCCESS) return why->status;
-  const avgpool_status s = for_problem_types(q, [&](auto zero, auto pyt) { return pick(zero, pyt, c.get(), smem); });
+  const avgpool_status s = for_problem_types(q, [&](auto zero, auto pyt) {
+    return pick(KernelPick<Args, decltype(zero), decltype(pyt)::value>{c.get(), threads, smem, device, why});
+  });
   return hand_over(s, std::move(c), config);
 }
 

@@ -29,9 +29,6 @@ namespace avgpool {
 namespace cuda {
 namespace {
 
-constexpr int kConsumerWarps = 8;
-constexpr int kConsumers = kConsumerWarps * 32;
-constexpr int kThreads = kConsumers + 32;  // + one producer warp
 constexpr int kMaxStages = 4;
 
 constexpr const char* kName = "cuda:nchw_row_bulk";
@@ -90,10 +87,10 @@ nchw_rows_kernel(const T* __restrict__ src, T* __restrict__ dst, RowsArgs a) {
 #if !AVGPOOL_BULK_COPY_DEVICE
   __trap();  // never launched below sm_90 (bulk_copy.cuh)
 #else
+  const int64_t kh = K > 0 ? K : a.kh, kw = K > 0 ? K : a.kw;
   using E = Elem<T>;
   using A = typename E::acc_t;
   constexpr int V = vec_of<T>();
-  const int64_t kh = K > 0 ? K : a.kh, kw = K > 0 ? K : a.kw;
   // Every producer lane arrives on full[s]: each stores the head and tail
   // elements it loaded itself.
   StageRing<kMaxStages> ring = block_ring<kMaxStages>(a.stages, a.stage_bytes, kConsumers, 32);
@@ -352,15 +349,13 @@ avgpool_status plan_items(const Problem& q, const DeviceInfo& device, RowsArgs* 
 avgpool_status init(const Problem& q, const DeviceInfo& device, ConfigPtr* config, Decline* why) {
   if (q.layout != AVGPOOL_LAYOUT_NCHW) return decline(why, AVGPOOL_ERROR_UNSUPPORTED, "%s is NCHW only", kName);
   // The producer stores unaligned heads and tails itself: any pointer.
-  return init_bulk_copy<RowsArgs>(
-      kName, q, device, 1, 1, config, why, plan_items,
-      [&](auto zero, auto pyt, KernelConfig<RowsArgs>* c, int64_t smem) {
-        using T = decltype(zero);
-        return dispatch_k<2, 3, 4, 5, 7, 11>(q.kh == q.kw ? q.kh : 0, [&](auto k) {
-          return use_kernel<RowsArgs, T, nchw_rows_kernel<T, decltype(k)::value, decltype(pyt)::value>>(
-              c, "nchw_rows_kernel", kThreads, smem, GridShape{c->args.items, true}, device, why);
-        });
-      });
+  return init_bulk_copy<RowsArgs>(kName, q, device, kThreads, 1, 1, config, why, plan_items, [&](auto pick) {
+    using P = decltype(pick);
+    return dispatch_k<2, 3, 4, 5, 7, 11>(q.kh == q.kw ? q.kh : 0, [&](auto k) {
+      return pick.template use<nchw_rows_kernel<typename P::T, decltype(k)::value, P::kPytorch>>("nchw_rows_kernel",
+                                                                                               pick.args().items);
+    });
+  });
 }
 
 }  // namespace

@@ -36,9 +36,6 @@ namespace cuda {
 namespace {
 
 constexpr const char* kName = "cuda:nchw_row_stream";
-constexpr int kConsumerWarps = 8;
-constexpr int kConsumers = kConsumerWarps * 32;
-constexpr int kThreads = kConsumers + 32;  // + one producer warp
 constexpr int kMaxSlots = 3;         // output rows one input row may feed
 constexpr int kMaxColumns = 4;       // output columns per consumer thread
 // Measured (2026-11-29, H200; docs/cuda.md, cuda:nchw_row_stream): one block
@@ -301,26 +298,22 @@ avgpool_status plan_ring(const Problem& q, const DeviceInfo& device, StreamArgs*
 // rows 1 or 3, columns per thread 1 or 4.
 avgpool_status init(const Problem& q, const DeviceInfo& device, ConfigPtr* config, Decline* why) {
   // Bulk copies of whole rows: 16-byte aligned sources.
-  return init_bulk_copy<StreamArgs>(
-      kName, q, device, 16, 1, config, why, plan_ring,
-      [&](auto zero, auto pyt, KernelConfig<StreamArgs>* c, int64_t smem) {
-        using T = decltype(zero);
-        constexpr bool PYT = decltype(pyt)::value;
-        const StreamArgs& a = c->args;
-        auto use = [&](auto k, auto rm, auto cpt) {
-          return use_kernel<StreamArgs, T,
-                            row_stream_kernel<T, decltype(k)::value, decltype(rm)::value, decltype(cpt)::value, PYT>>(
-              c, "row_stream_kernel", kThreads, smem, GridShape{a.total_units, true}, device, why);
-        };
-        auto with_cpt = [&](auto cpt) {
-          return dispatch_k<11, 5, 3>(a.kw, [&](auto k) {
-            return a.slots == 1 ? use(k, std::integral_constant<int, 1>{}, cpt)
-                                : use(k, std::integral_constant<int, 3>{}, cpt);
-          });
-        };
-        return a.ow <= kConsumers ? with_cpt(std::integral_constant<int, 1>{})
-                                  : with_cpt(std::integral_constant<int, kMaxColumns>{});
+  return init_bulk_copy<StreamArgs>(kName, q, device, kThreads, 16, 1, config, why, plan_ring, [&](auto pick) {
+    using P = decltype(pick);
+    const StreamArgs& a = pick.args();
+    auto use = [&](auto k, auto rm, auto cpt) {
+      return pick.template use<row_stream_kernel<typename P::T, decltype(k)::value, decltype(rm)::value,
+                                                 decltype(cpt)::value, P::kPytorch>>("row_stream_kernel",
+                                                                                     a.total_units);
+    };
+    using One = std::integral_constant<int, 1>;
+    auto with_columns = [&](auto cpt) {
+      return dispatch_k<11, 5, 3>(a.kw, [&](auto k) {
+        return a.slots == 1 ? use(k, One{}, cpt) : use(k, std::integral_constant<int, 3>{}, cpt);
       });
+    };
+    return a.ow <= kConsumers ? with_columns(One{}) : with_columns(std::integral_constant<int, kMaxColumns>{});
+  });
 }
 
 }  // namespace

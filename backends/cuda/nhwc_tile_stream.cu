@@ -29,9 +29,6 @@ namespace cuda {
 namespace {
 
 constexpr const char* kName = "cuda:nhwc_tile_stream";
-constexpr int kConsumerWarps = 8;
-constexpr int kConsumers = kConsumerWarps * 32;
-constexpr int kThreads = kConsumers + 32;  // + one producer warp
 constexpr int kMaxSlots = 6;               // output rows one input row may feed
 constexpr int kMaxItems = 2;               // (output column, channel group) items per consumer thread
 
@@ -115,12 +112,12 @@ nhwc_stream_kernel(const T* __restrict__ src, T* __restrict__ dst, NhwcStreamArg
 #if !AVGPOOL_BULK_COPY_DEVICE
   __trap();  // never launched below sm_90 (bulk_copy.cuh)
 #else
-  using E = Elem<T>;
-  using A = typename E::acc_t;
-  constexpr int V = vec_of<T>();
   // Warps with no item leave at once; the others release stages.
   const int items = a.tile_ox * a.cg;
   const int consumer_warps = min(kConsumerWarps, (items + 31) / 32);
+  using E = Elem<T>;
+  using A = typename E::acc_t;
+  constexpr int V = vec_of<T>();
   StageRing<kMaxRingStages> ring = block_ring<kMaxRingStages>(a.stages, a.stage_bytes, consumer_warps * 32);
   const int tid = threadIdx.x, warp = tid / 32;
 
@@ -335,34 +332,31 @@ avgpool_status plan_tiles(const Problem& q, const DeviceInfo& device, NhwcStream
 // compiled_for's width and slots, items per thread 1 or 2.
 avgpool_status init(const Problem& q, const DeviceInfo& device, ConfigPtr* config, Decline* why) {
   // Bulk copies of pixel runs, 16-byte stores.
-  return init_bulk_copy<NhwcStreamArgs>(
-      kName, q, device, 16, 16, config, why, plan_tiles,
-      [&](auto zero, auto pyt, KernelConfig<NhwcStreamArgs>* c, int64_t smem) {
-        using T = decltype(zero);
-        constexpr bool PYT = decltype(pyt)::value;
-        const NhwcStreamArgs& a = c->args;
-        const Compiled compiled = compiled_for(a.kw, a.slots);
-        auto use = [&](auto k, auto rm, auto cpt) {
-          return use_kernel<NhwcStreamArgs, T,
-                            nhwc_stream_kernel<T, decltype(k)::value, decltype(rm)::value, decltype(cpt)::value, PYT>>(
-              c, "nhwc_stream_kernel", kThreads, smem, GridShape{a.total_units, true}, device, why);
-        };
-        auto with_cpt = [&](auto cpt) {
-          return dispatch_k<11, 5, 3>(compiled.width, [&](auto k) {
-            constexpr int K = decltype(k)::value;
-            if constexpr (K > 0)
-              return use(k, std::integral_constant<int, (K == 5 ? 5 : 3)>{}, cpt);
-            else if (compiled.slots == 1)
-              return use(k, std::integral_constant<int, 1>{}, cpt);
-            else if (compiled.slots == 3)
-              return use(k, std::integral_constant<int, 3>{}, cpt);
-            else
-              return use(k, std::integral_constant<int, kMaxSlots>{}, cpt);
-          });
-        };
-        return a.tile_ox * a.cg > kConsumers ? with_cpt(std::integral_constant<int, 2>{})
-                                             : with_cpt(std::integral_constant<int, 1>{});
+  return init_bulk_copy<NhwcStreamArgs>(kName, q, device, kThreads, 16, 16, config, why, plan_tiles, [&](auto pick) {
+    using P = decltype(pick);
+    const NhwcStreamArgs& a = pick.args();
+    const Compiled compiled = compiled_for(a.kw, a.slots);
+    auto use = [&](auto k, auto slots, auto items) {
+      return pick.template use<nhwc_stream_kernel<typename P::T, decltype(k)::value, decltype(slots)::value,
+                                                  decltype(items)::value, P::kPytorch>>("nhwc_stream_kernel",
+                                                                                        a.total_units);
+    };
+    auto with_items = [&](auto items) {
+      return dispatch_k<11, 5, 3>(compiled.width, [&](auto k) {
+        constexpr int K = decltype(k)::value;
+        if constexpr (K > 0)
+          return use(k, std::integral_constant<int, (K == 5 ? 5 : 3)>{}, items);
+        else if (compiled.slots == 1)
+          return use(k, std::integral_constant<int, 1>{}, items);
+        else if (compiled.slots == 3)
+          return use(k, std::integral_constant<int, 3>{}, items);
+        else
+          return use(k, std::integral_constant<int, kMaxSlots>{}, items);
       });
+    };
+    using Two = std::integral_constant<int, 2>;
+    return a.tile_ox * a.cg > kConsumers ? with_items(Two{}) : with_items(std::integral_constant<int, 1>{});
+  });
 }
 
 }  // namespace

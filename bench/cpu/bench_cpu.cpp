@@ -244,22 +244,15 @@ void BM_plain_loop(benchmark::State& state, Case c) {
 
 const int kRegistered = [] {
   for (const Case& c : kCases) {
-    for (avgpool_layout layout : {AVGPOOL_LAYOUT_NCHW, AVGPOOL_LAYOUT_NHWC}) {
-      const std::string name = std::string("alternate/") + c.name +
-                               (layout == AVGPOOL_LAYOUT_NCHW ? "/nchw" : "/nhwc");
-      benchmark::RegisterBenchmark(name.c_str(), BM_alternate, c, layout)
-          ->Iterations(c.rounds)
-          ->UseManualTime()
-          ->Unit(benchmark::kMillisecond);
-    }
-    for (avgpool_layout layout : {AVGPOOL_LAYOUT_NCHW, AVGPOOL_LAYOUT_NHWC}) {
-      const std::string name = std::string("backward/") + c.name +
-                               (layout == AVGPOOL_LAYOUT_NCHW ? "/nchw" : "/nhwc");
-      benchmark::RegisterBenchmark(name.c_str(), BM_backward, c, layout)
-          ->Iterations(c.rounds)
-          ->UseManualTime()
-          ->Unit(benchmark::kMillisecond);
-    }
+    for (auto [kind, bench] : {std::pair<const char*, decltype(&BM_alternate)>{"alternate/", BM_alternate},
+                               {"backward/", BM_backward}})
+      for (avgpool_layout layout : {AVGPOOL_LAYOUT_NCHW, AVGPOOL_LAYOUT_NHWC}) {
+        const std::string name = kind + std::string(c.name) + "/" + avgpool_layout_name(layout);
+        benchmark::RegisterBenchmark(name.c_str(), bench, c, layout)
+            ->Iterations(c.rounds)
+            ->UseManualTime()
+            ->Unit(benchmark::kMillisecond);
+      }
     benchmark::RegisterBenchmark((std::string("plain_loop/") + c.name).c_str(), BM_plain_loop, c)
         ->Iterations(2)
         ->UseManualTime()
