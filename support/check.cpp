@@ -258,11 +258,14 @@ int64_t count_sampled_mismatches(const avgpool_plan* plan, const void* src_host,
   return bad;
 }
 
-std::vector<ImplJob> impl_jobs(int count, const std::vector<std::string>& impls,
-                               const std::function<avgpool_params(int k)>& draw, uint64_t input_seed) {
+std::vector<ImplJob> impl_jobs(int count, const std::vector<std::string>& impls, uint64_t seed,
+                               const RandomParamsLimits& limits, int limits_from, const RandomParamsLimits& big_limits,
+                               const std::function<void(int k, avgpool_params* p)>& reshape) {
+  std::mt19937_64 rng(seed);
   std::vector<ImplJob> jobs;
   for (int k = 0; k < count; ++k) {
-    const avgpool_params p = draw(k);
+    avgpool_params p = random_params(rng, limits_from >= 0 && k >= limits_from ? big_limits : limits);
+    if (reshape) reshape(k, &p);
     const PlanSizes sizes = plan_sizes(p);
     if (sizes.src < 0) continue;
     const int64_t es = element_size(p.dtype);
@@ -274,7 +277,7 @@ std::vector<ImplJob> impl_jobs(int count, const std::vector<std::string>& impls,
       j.src_bytes = sizes.src * es;
       j.dst_bytes = sizes.dst * es;
       j.src.resize((size_t)j.src_bytes);
-      fill_random(p.dtype, j.src.data(), sizes.src, input_seed + (uint64_t)k, -2.0, 3.0);
+      fill_random(p.dtype, j.src.data(), sizes.src, seed + (uint64_t)k, -2.0, 3.0);
       jobs.push_back(std::move(j));
     }
   }

@@ -115,9 +115,13 @@ struct ImplJob {
   int64_t src_bytes = 0, dst_bytes = 0;
 };
 
-// count problems from draw(k), each paired with every implementation of
-// impls that accepts it, with inputs in [-2, 3) seeded by input_seed + k.
-std::vector<ImplJob> impl_jobs(int count, const std::vector<std::string>& impls,
-                               const std::function<avgpool_params(int k)>& draw, uint64_t input_seed);
+// count problems, each paired with every implementation of impls that
+// accepts it, with inputs in [-2, 3). Problem k is random_params(rng,
+// limits) (rng seeded with seed), then reshape(k, &p) if given; limits_from
+// (if >= 0) switches to big_limits from problem limits_from on.
+std::vector<ImplJob> impl_jobs(int count, const std::vector<std::string>& impls, uint64_t seed,
+                               const RandomParamsLimits& limits, int limits_from = -1,
+                               const RandomParamsLimits& big_limits = {},
+                               const std::function<void(int k, avgpool_params* p)>& reshape = nullptr);
 
 }  // namespace avgpool_support

@@ -265,13 +265,8 @@ avgpool_status plan_ring(const Problem& q, const DeviceInfo& device, StreamArgs*
   if (q.ow > (int64_t)kConsumers * kMaxColumns)
     return decline(why, AVGPOOL_ERROR_UNSUPPORTED, "%s: %lld output columns (at most %d)", kName, (long long)q.ow,
                    kConsumers * kMaxColumns);
-  if (!axes_fit_int32(q))
-    return decline(why, AVGPOOL_ERROR_UNSUPPORTED, "%s: an axis, kernel, stride or padding of 2^28 or more",
-                   kName);
-  const int64_t slots = q.kh <= q.sh ? 1 : ceil_div(q.kh, q.sh);
-  if (slots > kMaxSlots)
-    return decline(why, AVGPOOL_ERROR_UNSUPPORTED, "%s: an input row feeds up to %lld output rows (at most %d)",
-                   kName, (long long)slots, kMaxSlots);
+  int64_t slots = 0;
+  if (plan_open_rows(kName, q, kMaxSlots, &slots, why) != AVGPOOL_SUCCESS) return why->status;
   const int blocks = blocks_per_sm((int)es, q.ow <= kConsumers ? 1 : kMaxColumns);
   const int64_t limit =
       std::min<int64_t>(device.smem_block, device.smem_sm / blocks - 1024) - 2 * kMaxRingStages * 8 - 16;

@@ -258,18 +258,13 @@ avgpool_status plan_tiles(const Problem& q, const DeviceInfo& device, NhwcStream
     return decline(why, AVGPOOL_ERROR_UNSUPPORTED,
                    "%s: %lld channels are not a multiple of the 16-byte vector (%lld)", kName, (long long)q.c,
                    (long long)V);
-  if (!axes_fit_int32(q))
-    return decline(why, AVGPOOL_ERROR_UNSUPPORTED, "%s: an axis, kernel, stride or padding of 2^28 or more",
-                   kName);
+  int64_t slots = 0;
+  if (plan_open_rows(kName, q, kMaxSlots, &slots, why) != AVGPOOL_SUCCESS) return why->status;
   // A pixel's bytes and an output row's elements are int in the kernel
   // (column and output offsets, the staged rows' pitch).
   if (q.c * es >= (int64_t(1) << 28) || q.ow * q.c >= (int64_t(1) << 31))
     return decline(why, AVGPOOL_ERROR_UNSUPPORTED, "%s: pixels of 2^28 bytes or output rows of 2^31 elements",
                    kName);
-  const int64_t slots = q.kh <= q.sh ? 1 : ceil_div(q.kh, q.sh);
-  if (slots > kMaxSlots)
-    return decline(why, AVGPOOL_ERROR_UNSUPPORTED, "%s: an input row feeds up to %lld output rows (at most %d)",
-                   kName, (long long)slots, kMaxSlots);
   const int64_t cg = q.c / V;
   // Items per thread: two where windows overlap (a wider tile re-reads
   // fewer edge pixels: 2026-11-29, H200, f32 NHWC, k11 s4 1.147 -> 1.099 ms,

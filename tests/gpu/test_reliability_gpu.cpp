@@ -74,20 +74,19 @@ int64_t dst_elements(const avgpool_params& p) {
 
 using Job = ImplJob;
 
+// Random problems on every CUDA implementation; the first one bigger, so
+// that launches overlap on the device.
 std::vector<Job> make_jobs() {
-  std::mt19937_64 rng(4242);
-  RandomParamsLimits lim;
-  lim.max_n = 2; lim.max_c = 8; lim.max_hw = 64;
-  return impl_jobs(10, cuda_impls(), [&](int k) {
-    avgpool_params p = random_params(rng, lim);
-    p.backend = AVGPOOL_BACKEND_CUDA;
-    if (k == 0) {  // one bigger problem so that launches overlap on the device
-      p.n = 4; p.c = 32; p.h = p.w = 128;
-      p.kernel_h = p.kernel_w = 3; p.stride_h = p.stride_w = 1;
-      p.padding_h = p.padding_w = 1; p.divisor_override = 0;
+  RandomParamsLimits limits;
+  limits.max_n = 2; limits.max_c = 8; limits.max_hw = 64;
+  return impl_jobs(10, cuda_impls(), 4242, limits, -1, {}, [](int k, avgpool_params* p) {
+    p->backend = AVGPOOL_BACKEND_CUDA;
+    if (k == 0) {
+      p->n = 4; p->c = 32; p->h = p->w = 128;
+      p->kernel_h = p->kernel_w = 3; p->stride_h = p->stride_w = 1;
+      p->padding_h = p->padding_w = 1; p->divisor_override = 0;
     }
-    return p;
-  }, 0);
+  });
 }
 
 }  // namespace reliability_gpu
