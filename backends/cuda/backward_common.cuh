@@ -5,8 +5,7 @@
 
 #include "common.cuh"
 
-namespace avgpool {
-namespace cuda {
+namespace avgpool::cuda {
 
 // One term of a grad_input sum: grad_output g over the divisor d of its
 // window, in the accumulator type (tests/data/README.md, "Backward").
@@ -48,5 +47,4 @@ template <typename T> __device__ __forceinline__ void store_stream(T* p, T v) {
   __stcs(reinterpret_cast<B*>(p), b);
 }
 
-}  // namespace cuda
-}  // namespace avgpool
+}  // namespace avgpool::cuda

@@ -44,8 +44,7 @@
 #include "backward_common.cuh"
 #include "impls.h"
 
-namespace avgpool {
-namespace cuda {
+namespace avgpool::cuda {
 namespace {
 
 constexpr const char* kName = "cuda:backward_gather";
@@ -607,5 +606,4 @@ avgpool_status init(const Problem& q, const DeviceInfo& device, ConfigPtr* confi
 
 const Impl kBackwardGatherImpl = cuda_impl(kName, Direction::kBackward, init);
 
-}  // namespace cuda
-}  // namespace avgpool
+}  // namespace avgpool::cuda

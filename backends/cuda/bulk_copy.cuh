@@ -18,8 +18,7 @@
 #define AVGPOOL_BULK_COPY_DEVICE 1
 #endif
 
-namespace avgpool {
-namespace cuda {
+namespace avgpool::cuda {
 
 __device__ __forceinline__ uint32_t smem_addr(const void* p) {
   return (uint32_t)__cvta_generic_to_shared(p);
@@ -71,5 +70,4 @@ __device__ __forceinline__ void bulk_copy_g2s(void* dst, const void* src, uint32
 #endif
 }
 
-}  // namespace cuda
-}  // namespace avgpool
+}  // namespace avgpool::cuda

@@ -10,8 +10,7 @@
 #include "common.cuh"
 #include "window.h"
 
-namespace avgpool {
-namespace cuda {
+namespace avgpool::cuda {
 
 constexpr int kMaxRingStages = 16;
 
@@ -251,5 +250,4 @@ __device__ __forceinline__ A pairwise_sum(const A* v) {
   }
 }
 
-}  // namespace cuda
-}  // namespace avgpool
+}  // namespace avgpool::cuda

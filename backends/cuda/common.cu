@@ -11,8 +11,7 @@
 
 #include "common.cuh"
 
-namespace avgpool {
-namespace cuda {
+namespace avgpool::cuda {
 
 namespace {
 
@@ -300,5 +299,4 @@ avgpool_status execute_config(const Problem&, const Config& config, const void* 
   return run.launch(run, src, dst, (cudaStream_t)stream);
 }
 
-}  // namespace cuda
-}  // namespace avgpool
+}  // namespace avgpool::cuda

@@ -19,8 +19,7 @@
 #include "problem.h"
 #include "window.h"
 
-namespace avgpool {
-namespace cuda {
+namespace avgpool::cuda {
 
 // ---- element traits ---------------------------------------------------------
 // acc_t is PyTorch's accumulator: float for f32/f16/bf16, double for f64.
@@ -319,5 +318,4 @@ avgpool_status init_bulk_copy(const char* name, const Problem& q, const DeviceIn
   return hand_over(s, std::move(c), config);
 }
 
-}  // namespace cuda
-}  // namespace avgpool
+}  // namespace avgpool::cuda

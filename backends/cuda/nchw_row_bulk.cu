@@ -25,8 +25,7 @@
 #include "common.cuh"
 #include "impls.h"
 
-namespace avgpool {
-namespace cuda {
+namespace avgpool::cuda {
 namespace {
 
 constexpr int kMaxStages = 4;
@@ -362,5 +361,4 @@ avgpool_status init(const Problem& q, const DeviceInfo& device, ConfigPtr* confi
 
 const Impl kNchwRowBulkImpl = cuda_impl(kName, Direction::kForward, init);
 
-}  // namespace cuda
-}  // namespace avgpool
+}  // namespace avgpool::cuda

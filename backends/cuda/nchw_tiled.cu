@@ -31,8 +31,7 @@
 #include "common.cuh"
 #include "impls.h"
 
-namespace avgpool {
-namespace cuda {
+namespace avgpool::cuda {
 namespace {
 
 constexpr const char* kName = "cuda:nchw_tiled";
@@ -385,5 +384,4 @@ int64_t nchw_tiled_outputs_per_block(const Problem& q, const DeviceInfo& device)
 
 const Impl kNchwTiledImpl = cuda_impl(kName, Direction::kForward, init);
 
-}  // namespace cuda
-}  // namespace avgpool
+}  // namespace avgpool::cuda

@@ -24,8 +24,7 @@
 #include "impls.h"
 #include "bulk_ring.cuh"
 
-namespace avgpool {
-namespace cuda {
+namespace avgpool::cuda {
 namespace {
 
 constexpr const char* kName = "cuda:nhwc_tile_stream";
@@ -358,5 +357,4 @@ avgpool_status init(const Problem& q, const DeviceInfo& device, ConfigPtr* confi
 
 const Impl kNhwcTileStreamImpl = cuda_impl(kName, Direction::kForward, init);
 
-}  // namespace cuda
-}  // namespace avgpool
+}  // namespace avgpool::cuda

@@ -206,6 +206,14 @@ inline int check_impls(const avgpool_params& p, const void* src, const std::vect
 }
 
 // One line: how many runs each implementation had.
+// A random input tensor for p, values in [lo, hi), seeded from rng.
+inline std::vector<char> random_src(const avgpool_params& p, std::mt19937_64& rng, double lo, double hi) {
+  const int64_t sn = p.n * p.c * p.h * p.w;
+  std::vector<char> src((size_t)(sn * avgpool_support::element_size(p.dtype)));
+  avgpool_support::fill_random(p.dtype, src.data(), sn, rng(), lo, hi);
+  return src;
+}
+
 inline void print_runs(const char* what, const std::map<std::string, int>& runs) {
   printf("%s:", what);
   for (const auto& kv : runs) printf(" %s=%d", kv.first.c_str(), kv.second);

@@ -390,12 +390,12 @@ TEST_CASE("random configurations of cuda:nchw_row_stream's shapes (wide NCHW row
   const int count = quick() ? 15 : 150;
   std::map<std::string, int> runs =
       check_shaped_draws("row-stream", 2718, count, 0, [](int /*draw*/, std::mt19937_64& rng, avgpool_params* p) {
-    p->layout = AVGPOOL_LAYOUT_NCHW;
     p->n = 1 + (int64_t)(rng() % 2);
     p->c = 1 + (int64_t)(rng() % 3);
+    p->layout = AVGPOOL_LAYOUT_NCHW;
     p->kernel_h = 1 + (int64_t)(rng() % 13);
-    p->kernel_w = 1 + (int64_t)(rng() % 13);
     p->stride_h = (p->kernel_h + 2) / 3 + (int64_t)(rng() % 12);  // at most 3 output rows per input row
+    p->kernel_w = 1 + (int64_t)(rng() % 13);
     p->stride_w = rng() % 3 == 0 ? 4 * (1 + (int64_t)(rng() % 3)) : 1 + (int64_t)(rng() % 14);
     p->padding_h = (int64_t)(rng() % (p->kernel_h / 2 + 1));
     p->padding_w = rng() % 2 == 0 ? 0 : (int64_t)(rng() % (p->kernel_w / 2 + 1));
@@ -463,10 +463,7 @@ TEST_CASE("targeted shapes: wide rows in chunks, tall kernels, packed planes, f6
           p.dtype = (avgpool_dtype)dt;
           p.layout = (avgpool_layout)lay;
           p.numerics = (avgpool_numerics)num;
-          const int64_t sn = p.n * p.c * p.h * p.w;
-          std::vector<char> src((size_t)(sn * element_size(p.dtype)));
-          fill_random(p.dtype, src.data(), sn, rng(), -2.0, 5.0);
-          check_all_impls(p, src.data(), &runs, rng, false);
+          check_all_impls(p, random_src(p, rng, -2.0, 5.0).data(), &runs, rng, false);
         }
   print_runs("targeted runs", runs);
 }
