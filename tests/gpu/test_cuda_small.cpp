@@ -41,7 +41,7 @@ TEST_SUITE("gpu_small") {
 
 TEST_CASE("the CUDA implementations are registered; AUTO follows the measured choices") {
   const std::vector<std::string> names = cuda_impl_names();
-  REQUIRE(names.size() == 12);
+  REQUIRE(names.size() == 13);
   CHECK(names[0] == "cuda:nchw_row_stream");
   CHECK(names[1] == "cuda:nchw_vec_column_walk");
   CHECK(names[2] == "cuda:nchw_column_walk");
@@ -54,6 +54,7 @@ TEST_CASE("the CUDA implementations are registered; AUTO follows the measured ch
   CHECK(names[9] == "cuda:nchw_window_team");
   CHECK(names[10] == "cuda:nchw_window_chain");
   CHECK(names[11] == "cuda:any_window_split");
+  CHECK(names[12] == "cuda:any_window_tiles");
   // (kernel, stride, padding, numerics) -> what AUTO picks on 2x3x64x64 f32 NCHW
   struct Want {
     int k, s, pad;
