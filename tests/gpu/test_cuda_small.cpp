@@ -110,7 +110,9 @@ TEST_CASE("the CUDA implementations are registered; AUTO follows the measured ch
       // windows of 512 inputs or more: split over threads, or staged for one chain
       {64, 0, 0, AVGPOOL_NUMERICS_FAST, "cuda:nchw_window_team"},
       {64, 0, 0, AVGPOOL_NUMERICS_PYTORCH, "cuda:nchw_window_chain"},
-      {32, 16, 0, AVGPOOL_NUMERICS_PYTORCH, "cuda:nchw_window_chain"},
+      {32, 16, 0, AVGPOOL_NUMERICS_PYTORCH, "cuda:nchw_row_stream"},  // a row feeds 2 output rows
+      {32, 16, 0, AVGPOOL_NUMERICS_FAST, "cuda:any_window_tiles"},     // 16 x 16 tiles
+      {32, 16, 0, AVGPOOL_NUMERICS_FAST, "cuda:any_window_tiles", 64, f32, 64, nhwc},
       {64, 0, 0, AVGPOOL_NUMERICS_FAST, "cuda:any_window_split", 64, f32, 64, nhwc},
       {64, 0, 0, AVGPOOL_NUMERICS_PYTORCH, "cuda:nhwc_column_walk", 64, AVGPOOL_DTYPE_BF16, 64, nhwc},
       {64, 0, 0, AVGPOOL_NUMERICS_PYTORCH, "cuda:any_window_split", 64, AVGPOOL_DTYPE_BF16, 3, nhwc},
@@ -124,6 +126,7 @@ TEST_CASE("the CUDA implementations are registered; AUTO follows the measured ch
   const bool bulk = bulk_copy_expected();
   auto expected = [&](const Want& w) -> std::string {
     if (bulk || !is_bulk_copy_impl(w.impl)) return w.impl;
+    if (w.k * w.k >= 512) return "cuda:nchw_window_chain";  // large windows: the staged chain next
     if (w.layout == nhwc) return "cuda:nhwc_column_walk";
     return w.s == 0 || w.s == w.k ? "cuda:nchw_stride_eq" : "cuda:any_direct";
   };
