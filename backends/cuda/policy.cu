@@ -151,12 +151,14 @@ constexpr int64_t kTeamRow = 32;
 // plane's only output along an axis: cuda:any_window_tiles reads each input
 // once per band and adds (kernel / g)^2 tile sums per output. H200,
 // 2026-11-30 (bench/gpu/torch_compare_large.py --queued, device time):
-// 8x64x512x512 k64 s32 0.230 ms against 0.542 on cuda:nchw_window_team;
-// the (4096, 1) bf16 column over one 4096x4096 plane 0.027 against 0.041 on
-// cuda:any_window_split; k32 s16 NHWC 0.262 against 0.291 on
-// cuda:nhwc_column_walk. Global windows stay with the team (one block per
-// plane here). Stride == kernel (no tile shared by two windows) is not
-// measured and stays where it was.
+// 8x64x512x512 k32 s16 0.179 ms against 0.289 on cuda:nchw_row_bulk, k64
+// s32 0.148 against 0.542 on cuda:nchw_window_team; the (4096, 1) bf16
+// column over one 4096x4096 plane 0.018 against 0.041 on
+// cuda:any_window_split; k32 s16 NHWC 0.193 against 0.291 on
+// cuda:nhwc_column_walk. Global windows stay with the team (forced there:
+// global 1024^2 0.214 against 0.203, 64^2 0.168 against 0.065). Stride ==
+// kernel (no tile shared by two windows) is not measured and stays where
+// it was.
 constexpr int64_t kTileInputs = 64;
 bool window_tiles_wanted(const Problem& q) {
   return fast(q) && q.oh * q.ow > 1 && (windows_overlap(q) || q.oh == 1 || q.ow == 1) &&
