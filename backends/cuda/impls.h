@@ -19,12 +19,17 @@ extern const Impl kAnyDirectImpl;         // any_direct.cu
 extern const Impl kNchwWindowTeamImpl;    // nchw_window_team.cu
 extern const Impl kNchwWindowChainImpl;   // nchw_window_chain.cu
 extern const Impl kAnyWindowSplitImpl;    // any_window_split.cu
+extern const Impl kAnyWindowTilesImpl;    // any_window_tiles.cu
 extern const Impl kBackwardBroadcastImpl; // backward_broadcast.cu
 extern const Impl kBackwardGatherImpl;    // backward_gather.cu
 
 // Outputs one block of cuda:nchw_tiled computes on problem (0 when it
 // declines it): the policy passes over tiles too small to pay for themselves.
 int64_t nchw_tiled_outputs_per_block(const Problem& problem, const DeviceInfo& device);
+
+// Inputs one tile of cuda:any_window_tiles holds (g_h x g_w, g = gcd of
+// kernel and stride per axis, the kernel along an axis of one output).
+int64_t any_window_tiles_tile_inputs(const Problem& problem);
 
 }  // namespace cuda
 }  // namespace avgpool

@@ -15,6 +15,7 @@ const Impl* const kImpls[] = {&kNchwRowStreamImpl, &kNchwVecColumnWalkImpl, &kNc
                               &kNchwTiledImpl,     &kNchwRowBulkImpl,       &kNchwStrideEqImpl,
                               &kNhwcTileStreamImpl, &kNhwcColumnWalkImpl,   &kAnyDirectImpl,
                               &kNchwWindowTeamImpl, &kNchwWindowChainImpl,  &kAnyWindowSplitImpl,
+                              &kAnyWindowTilesImpl,
                               &kBackwardBroadcastImpl, &kBackwardGatherImpl};
 
 // Threads of one cuda:nchw_tiled block: tiles of fewer than two outputs per
@@ -145,6 +146,36 @@ constexpr int64_t kTeamRow = 32;
 // (with four partial sums per thread) measured slower (H200, 8x64x512x512,
 // k32 s16: 1.295 ms against 0.720; k64 s32: 1.345 against 0.547).
 
+// Fast numerics, large windows made of large tiles (g = gcd(kernel,
+// stride) per axis, g_h x g_w >= kTileInputs inputs) that overlap or are a
+// plane's only output along an axis: cuda:any_window_tiles reads each input
+// once per band and adds (kernel / g)^2 tile sums per output. H200,
+// 2026-11-30 (bench/gpu/torch_compare_large.py --queued, device time):
+// 8x64x512x512 k32 s16 0.179 ms against 0.289 on cuda:nchw_row_bulk, k64
+// s32 0.148 against 0.542 on cuda:nchw_window_team; the (4096, 1) bf16
+// column over one 4096x4096 plane 0.018 against 0.041 on
+// cuda:any_window_split; k32 s16 NHWC 0.193 against 0.291 on
+// cuda:nhwc_column_walk. Global windows stay with the team (forced there:
+// global 1024^2 0.214 against 0.203, 64^2 0.168 against 0.065). Stride ==
+// kernel (no tile shared by two windows) is not measured and stays where
+// it was.
+constexpr int64_t kTileInputs = 64;
+bool window_tiles_wanted(const Problem& q) {
+  return fast(q) && q.oh * q.ow > 1 && (windows_overlap(q) || q.oh == 1 || q.ow == 1) &&
+         window_elements(q) >= kLargeWindow && any_window_tiles_tile_inputs(q) >= kTileInputs;
+}
+
+// Pytorch numerics, NCHW, large windows that overlap along rows while an
+// input row feeds at most 3 output rows: cuda:nchw_row_stream's per-column
+// chains (one accumulator per open output row, rows streamed through a
+// ring) before cuda:nchw_window_chain. H200, 2026-11-30, device time:
+// 8x64x512x512 k32 s16 0.611 ms against 1.288 (PyTorch 1.123), k64 s32
+// 1.187 against 1.412. Global windows stay on the chain (row stream 0.991
+// against 0.220 on 32x512x64x64).
+bool row_stream_chains(const Problem& q) {
+  return q.layout == AVGPOOL_LAYOUT_NCHW && !fast(q) && q.kh > q.sh && q.oh > 1 && ceil_div(q.kh, q.sh) <= 3;
+}
+
 size_t auto_order(const Problem& q, const DeviceInfo& device, Direction direction, const Impl** out, size_t cap) {
   size_t n = 0;
   auto add = [&](const Impl* impl) {
@@ -166,8 +197,10 @@ size_t auto_order(const Problem& q, const DeviceInfo& device, Direction directio
     add(&kBackwardGatherImpl);
     return n;
   }
+  if (window_tiles_wanted(q)) add(&kAnyWindowTilesImpl);
   if (large_window(q)) {
     if (q.layout == AVGPOOL_LAYOUT_NCHW) {
+      if (row_stream_chains(q)) add(&kNchwRowStreamImpl);
       if (!fast(q)) add(&kNchwWindowChainImpl);
       else if ((q.kw < q.w ? q.kw : q.w) >= kTeamRow) add(&kNchwWindowTeamImpl);
     } else if (nhwc_vector_chain(q)) {

@@ -16,13 +16,15 @@ _DTYPE_CODES = {torch.float32: _lib.DTYPE_F32, torch.float16: _lib.DTYPE_F16, to
                 torch.float64: _lib.DTYPE_F64}
 
 
-def cuda_plan(shape, kernel, stride, padding, ceil_mode, count_include_pad, dtype, channels_last, numerics):
+def cuda_plan(shape, kernel, stride, padding, ceil_mode, count_include_pad, dtype, channels_last, numerics,
+              impl=None):
     """The library's CUDA plan for a problem given as avg_pool2d takes it
-    (kernel, stride, padding as pairs; a torch dtype); raises the package's
-    AvgpoolError when the library refuses it."""
+    (kernel, stride, padding as pairs; a torch dtype), its forward forced to
+    implementation `impl` if given; raises the package's AvgpoolError when
+    the library refuses it."""
     return _lib.Plan(_lib.make_params(shape, kernel, stride, padding, ceil_mode, count_include_pad, None,
                                       _DTYPE_CODES[dtype], _lib.LAYOUT_NHWC if channels_last else _lib.LAYOUT_NCHW,
-                                      _lib.BACKEND_CUDA, numerics))
+                                      _lib.BACKEND_CUDA, numerics), forward_impl=impl)
 
 
 def plan_runner(plan, src, dst, backward=False):

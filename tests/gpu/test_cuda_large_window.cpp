@@ -1,5 +1,6 @@
 // The large-window implementations (cuda:nchw_window_team,
-// cuda:nchw_window_chain, cuda:any_window_split) against the reference:
+// cuda:nchw_window_chain, cuda:any_window_split, cuda:any_window_tiles)
+// against the reference:
 // windows up to the whole plane, kernel x stride combinations, padding,
 // ceil_mode, divisors, every dtype, both layouts and numerics (pytorch
 // bitwise), fresh random inputs, NaN/Inf, poisoned outputs, guard bands,
@@ -27,7 +28,8 @@ using namespace gpu_test;
 
 namespace {
 
-const char* const kLargeImpls[] = {"cuda:nchw_window_team", "cuda:nchw_window_chain", "cuda:any_window_split"};
+const char* const kLargeImpls[] = {"cuda:nchw_window_team", "cuda:nchw_window_chain", "cuda:any_window_split",
+                                   "cuda:any_window_tiles"};
 
 // Each large-window implementation that accepts p, on src, against the
 // reference (unaligned pointers one time in three).
@@ -88,7 +90,7 @@ TEST_CASE("large windows: random kernels up to the plane, every dtype, layout an
   printf("large-window configurations: %d\n", configs);
   print_runs("large-window runs", runs);
   CHECK(configs == count);
-  for (const char* name : kLargeImpls) CHECK(runs[name] > count / 5);
+  for (const char* name : kLargeImpls) CHECK(runs[name] > (quick() ? 0 : count / 5));
 }
 
 TEST_CASE("large windows: few outputs (cluster and slot splits), many planes, wide rows") {
@@ -128,6 +130,51 @@ TEST_CASE("large windows: few outputs (cluster and slot splits), many planes, wi
   print_runs("large-window targeted runs", runs);
 }
 
+TEST_CASE("large windows of large tiles: gcd(kernel, stride) > 1, single outputs along an axis, bands") {
+  // cuda:any_window_tiles: windows as unions of g_h x g_w tiles on the
+  // padded grid; bands of output rows and columns (the halo tiles read
+  // again), gaps between windows (stride > kernel), tiles cut by padding,
+  // ceil_mode overhang and the input's edge, NHWC channels as a pixel's
+  // elements, divisor_override.
+  std::mt19937_64 rng(4096);
+  std::map<std::string, int> runs;
+  struct S { int64_t n, c, h, w, kh, kw, sh, sw, ph, pw; int ceil, incl; int64_t divisor; };
+  const S shapes[] = {
+      {1, 3, 100, 90, 24, 18, 8, 6, 4, 3, 1, 0, 0},       // g 8 x 6, padding cuts tiles, ceil overhang
+      {2, 2, 130, 131, 32, 32, 16, 16, 16, 16, 1, 1, 0},  // k32 s16 with padding, odd width
+      {1, 4, 200, 200, 64, 64, 32, 32, 0, 0, 0, 1, 0},    // k64 s32
+      {1, 2, 90, 93, 8, 8, 12, 12, 4, 4, 1, 0, 0},        // gaps between windows (g 4: 2 of 3 tiles)
+      {1, 1, 2048, 40, 2048, 1, 1, 1, 0, 0, 0, 1, 0},     // one tall column window per input column
+      {1, 1, 1024, 300, 512, 1, 128, 1, 0, 0, 0, 1, 0},   // tall columns, several output rows
+      {1, 2, 40, 3000, 1, 1024, 1, 256, 0, 0, 1, 1, 0},   // wide rows (column bands)
+      {2, 64, 70, 70, 32, 32, 16, 16, 8, 8, 1, 1, 0},     // NHWC: 64 channels per pixel
+      {1, 5, 97, 203, 40, 20, 20, 10, 20, 10, 1, 0, 0},   // padding = kernel / 2, exclude
+      {3, 7, 64, 64, 32, 16, 16, 8, 0, 0, 0, 1, 777},     // divisor_override
+      {1, 3, 33, 257, 33, 256, 1, 1, 0, 0, 0, 1, 0},      // one output row: g_h = kernel
+  };
+  for (const S& s : shapes)
+    for (int dt = 0; dt < (quick() ? 1 : 4); ++dt)
+      for (int lay = 0; lay < 2; ++lay) {
+        avgpool_params p;
+        avgpool_params_init(&p);
+        p.n = s.n; p.c = s.c; p.h = s.h; p.w = s.w;
+        p.kernel_h = s.kh; p.kernel_w = s.kw; p.stride_h = s.sh; p.stride_w = s.sw;
+        p.padding_h = s.ph; p.padding_w = s.pw; p.ceil_mode = s.ceil; p.count_include_pad = s.incl;
+        p.divisor_override = s.divisor;
+        p.dtype = (avgpool_dtype)dt;
+        p.layout = (avgpool_layout)lay;
+        p.numerics = AVGPOOL_NUMERICS_FAST;
+        const int64_t sn = p.n * p.c * p.h * p.w;
+        std::vector<char> src((size_t)(sn * element_size(p.dtype)));
+        if (dt == 3) fill_small_ints(p.dtype, src.data(), sn, rng(), 8);
+        else fill_random(p.dtype, src.data(), sn, rng(), -2.0, 5.0);
+        if (dt == 1) sprinkle_specials(p.dtype, src.data(), sn, 0.0002, rng);
+        check_impls(p, src.data(), {"cuda:any_window_tiles"}, &runs, rng, dt == 0, 2);
+      }
+  print_runs("tiled large-window runs", runs);
+  CHECK(runs["cuda:any_window_tiles"] == (int)(sizeof shapes / sizeof shapes[0]) * (quick() ? 1 : 4) * 2);
+}
+
 TEST_CASE("large windows: AUTO picks the split and chain implementations by the window's size") {
   struct Want {
     int64_t n, c, h, w, kh, kw, sh, sw;
@@ -145,18 +192,22 @@ TEST_CASE("large windows: AUTO picks the split and chain implementations by the 
       {2, 3, 1024, 1024, 1024, 1024, 1024, 1024, P, NCHW, f32, "cuda:nchw_window_chain"},
       {2, 64, 256, 256, 256, 256, 256, 256, F, NCHW, f32, "cuda:nchw_window_team"},
       {2, 64, 64, 64, 64, 64, 64, 64, P, NCHW, f32, "cuda:nchw_window_chain"},
-      {1, 64, 512, 512, 32, 32, 16, 16, F, NCHW, f32, nullptr},  // overlapping, 1024 inputs: the earlier kernels
-      {1, 64, 512, 512, 32, 32, 16, 16, P, NCHW, f32, "cuda:nchw_window_chain"},
-      {1, 64, 512, 512, 64, 64, 32, 32, F, NCHW, f32, "cuda:nchw_window_team"},
+      {1, 64, 512, 512, 32, 32, 16, 16, F, NCHW, f32, "cuda:any_window_tiles"},  // 16 x 16 tiles
+      {1, 64, 512, 512, 32, 32, 16, 16, P, NCHW, f32, "cuda:nchw_row_stream"},  // an input row feeds 2 output rows
+      {1, 64, 512, 512, 64, 64, 32, 32, P, NCHW, f32, "cuda:nchw_row_stream"},
+      {1, 64, 512, 512, 64, 64, 16, 16, P, NCHW, f32, "cuda:nchw_window_chain"},  // 4 output rows
+      {1, 64, 512, 512, 64, 64, 32, 32, F, NCHW, f32, "cuda:any_window_tiles"},
       {1, 64, 512, 512, 64, 64, 64, 64, F, NCHW, f32, "cuda:nchw_window_team"},
-      {1, 1, 4096, 4096, 4096, 1, 1, 1, F, NCHW, bf16, "cuda:any_window_split"},  // narrow, tall windows
-      {1, 1, 4096, 512, 2048, 1, 512, 1, F, NCHW, bf16, "cuda:any_window_split"},
+      {1, 1, 4096, 4096, 4096, 1, 1, 1, F, NCHW, bf16, "cuda:any_window_tiles"},  // one output row: 4096 x 1 tiles
+      {1, 1, 4096, 512, 2048, 1, 512, 1, F, NCHW, bf16, "cuda:any_window_tiles"},   // 512 x 1 tiles
+      {1, 1, 4096, 512, 2048, 1, 3, 1, F, NCHW, bf16, "cuda:any_window_split"},     // tiles of one input
       {1, 1, 4096, 4096, 4096, 1, 1, 1, P, NCHW, bf16, "cuda:nchw_window_chain"},
       {2, 64, 64, 64, 64, 64, 64, 64, F, NHWC, f32, "cuda:any_window_split"},
       {2, 64, 64, 64, 64, 64, 64, 64, P, NHWC, f32, "cuda:nhwc_column_walk"},  // 16-byte channel vectors
       {2, 3, 64, 64, 64, 64, 64, 64, P, NHWC, f32, "cuda:any_window_split"},    // 12-byte pixels
       {1, 64, 512, 512, 32, 32, 16, 16, P, NHWC, f32, nullptr},
-      {1, 64, 512, 512, 64, 64, 32, 32, F, NHWC, f32, "cuda:any_window_split"},  // overlapping, 4096 inputs
+      {1, 64, 512, 512, 32, 32, 16, 16, F, NHWC, f32, "cuda:any_window_tiles"},
+      {1, 64, 512, 512, 64, 64, 32, 32, F, NHWC, f32, "cuda:any_window_tiles"},
       // below 512 inputs per window (2048 for overlapping fast or NHWC windows) the earlier choices stay
       {2, 3, 64, 64, 22, 22, 22, 22, F, NCHW, f32, "cuda:nchw_row_bulk"},
   };
@@ -174,7 +225,8 @@ TEST_CASE("large windows: AUTO picks the split and chain implementations by the 
     const std::string got = name;
     if (w.impl == nullptr) {  // one of the earlier implementations
       for (const char* large : kLargeImpls) CHECK(got != large);
-    } else if (!(w.impl == std::string("cuda:nchw_row_bulk") && !bulk_copy_expected())) {
+    } else if (!((w.impl == std::string("cuda:nchw_row_bulk") || w.impl == std::string("cuda:nchw_row_stream")) &&
+                 !bulk_copy_expected())) {
       CHECK(got == w.impl);
     }
     avgpool_plan_destroy(plan);

@@ -69,7 +69,7 @@ TEST_SUITE("gpu_small") {
 
 TEST_CASE("the CUDA implementations are registered; AUTO follows the measured choices") {
   const std::vector<std::string> names = cuda_impl_names();
-  REQUIRE(names.size() == 12);
+  REQUIRE(names.size() == 13);
   CHECK(names[0] == "cuda:nchw_row_stream");
   CHECK(names[1] == "cuda:nchw_vec_column_walk");
   CHECK(names[2] == "cuda:nchw_column_walk");
@@ -82,6 +82,7 @@ TEST_CASE("the CUDA implementations are registered; AUTO follows the measured ch
   CHECK(names[9] == "cuda:nchw_window_team");
   CHECK(names[10] == "cuda:nchw_window_chain");
   CHECK(names[11] == "cuda:any_window_split");
+  CHECK(names[12] == "cuda:any_window_tiles");
   // (kernel, stride, padding, numerics) -> what AUTO picks on 2x3x64x64 f32 NCHW
   struct Want {
     int k, s, pad;
@@ -137,7 +138,9 @@ TEST_CASE("the CUDA implementations are registered; AUTO follows the measured ch
       // windows of 512 inputs or more: split over threads, or staged for one chain
       {64, 0, 0, AVGPOOL_NUMERICS_FAST, "cuda:nchw_window_team"},
       {64, 0, 0, AVGPOOL_NUMERICS_PYTORCH, "cuda:nchw_window_chain"},
-      {32, 16, 0, AVGPOOL_NUMERICS_PYTORCH, "cuda:nchw_window_chain"},
+      {32, 16, 0, AVGPOOL_NUMERICS_PYTORCH, "cuda:nchw_row_stream"},  // a row feeds 2 output rows
+      {32, 16, 0, AVGPOOL_NUMERICS_FAST, "cuda:any_window_tiles"},     // 16 x 16 tiles
+      {32, 16, 0, AVGPOOL_NUMERICS_FAST, "cuda:any_window_tiles", 64, f32, 64, nhwc},
       {64, 0, 0, AVGPOOL_NUMERICS_FAST, "cuda:any_window_split", 64, f32, 64, nhwc},
       {64, 0, 0, AVGPOOL_NUMERICS_PYTORCH, "cuda:nhwc_column_walk", 64, AVGPOOL_DTYPE_BF16, 64, nhwc},
       {64, 0, 0, AVGPOOL_NUMERICS_PYTORCH, "cuda:any_window_split", 64, AVGPOOL_DTYPE_BF16, 3, nhwc},
@@ -151,6 +154,7 @@ TEST_CASE("the CUDA implementations are registered; AUTO follows the measured ch
   const bool bulk = bulk_copy_expected();
   auto expected = [&](const Want& w) -> std::string {
     if (bulk || !is_bulk_copy_impl(w.impl)) return w.impl;
+    if (w.k * w.k >= 512) return "cuda:nchw_window_chain";  // large windows: the staged chain next
     if (w.layout == nhwc) return "cuda:nhwc_column_walk";
     return w.s == 0 || w.s == w.k ? "cuda:nchw_stride_eq" : "cuda:any_direct";
   };
