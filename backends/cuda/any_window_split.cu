@@ -13,8 +13,7 @@
 #include "impls.h"
 #include "window_split.cuh"
 
-namespace avgpool {
-namespace cuda {
+namespace avgpool::cuda {
 namespace {
 
 namespace cg = cooperative_groups;
@@ -70,12 +69,12 @@ __global__ void __launch_bounds__(kMaxThreads) split_kernel(const T* __restrict_
     A sum = 0;
     const int64_t nc = c.end - c.begin;
     if (valid && nc > 0 && sp < (r.end - r.begin) * nc) {
-      // element sp of the window, then steps of st elements (dy rows, dx columns)
-      int64_t y = r.begin + sp / nc, x = sp % nc;
-      const int64_t dy = st / nc, dx = st % nc;
-      const T* p = src + base + y * ys + (c.begin + x) * xs;
-      const int64_t step = dy * ys + dx * xs, wrap = ys - nc * xs;
-      while (y < r.end) {
+      // element sp of the window, then steps of st elements
+      GridWalk<int64_t> e(sp, st, nc);
+      const int64_t rows = r.end - r.begin;
+      const T* p = src + base + (r.begin + e.outer) * ys + (c.begin + e.inner) * xs;
+      const int64_t step = e.d_outer * ys + e.d_inner * xs, wrap = ys - nc * xs;
+      while (e.outer < rows) {
         // up to kDepth elements' loads in flight, added in order (four left
         // a pytorch-order thread waiting on its loads: H200, k32 s16 NHWC
         // 0.74 ms)
@@ -84,16 +83,10 @@ __global__ void __launch_bounds__(kMaxThreads) split_kernel(const T* __restrict_
 #pragma unroll
         for (int k = 0; k < kDepth; ++k) {
           q[k] = p;
-          if (y < r.end) {
+          if (e.outer < rows) {
             ++n;
             p += step;
-            y += dy;
-            x += dx;
-            if (x >= nc) {
-              x -= nc;
-              ++y;
-              p += wrap;
-            }
+            if (e.advance()) p += wrap;
           }
         }
         A v[kDepth];
@@ -185,5 +178,4 @@ avgpool_status init(const Problem& q, const DeviceInfo& device, ConfigPtr* confi
 
 const Impl kAnyWindowSplitImpl = cuda_impl(kName, Direction::kForward, init);
 
-}  // namespace cuda
-}  // namespace avgpool
+}  // namespace avgpool::cuda

@@ -27,8 +27,7 @@
 #include "common.cuh"
 #include "impls.h"
 
-namespace avgpool {
-namespace cuda {
+namespace avgpool::cuda {
 namespace {
 
 constexpr const char* kName = "cuda:any_window_tiles";
@@ -294,5 +293,4 @@ int64_t any_window_tiles_tile_inputs(const Problem& q) {
 
 const Impl kAnyWindowTilesImpl = cuda_impl(kName, Direction::kForward, init);
 
-}  // namespace cuda
-}  // namespace avgpool
+}  // namespace avgpool::cuda

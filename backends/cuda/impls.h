@@ -4,8 +4,7 @@
 
 #include "impl.h"
 
-namespace avgpool {
-namespace cuda {
+namespace avgpool::cuda {
 
 extern const Impl kNchwRowStreamImpl;     // nchw_row_stream.cu
 extern const Impl kNchwVecColumnWalkImpl; // nchw_vec_column_walk.cu
@@ -31,5 +30,4 @@ int64_t nchw_tiled_outputs_per_block(const Problem& problem, const DeviceInfo& d
 // kernel and stride per axis, the kernel along an axis of one output).
 int64_t any_window_tiles_tile_inputs(const Problem& problem);
 
-}  // namespace cuda
-}  // namespace avgpool
+}  // namespace avgpool::cuda

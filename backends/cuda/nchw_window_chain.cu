@@ -23,8 +23,7 @@
 #include "impls.h"
 #include "window_split.cuh"
 
-namespace avgpool {
-namespace cuda {
+namespace avgpool::cuda {
 namespace {
 
 constexpr const char* kName = "cuda:nchw_window_chain";
@@ -135,26 +134,22 @@ __global__ void __launch_bounds__(kThreads) chain_kernel(const T* __restrict__ s
       const int per = nr * ncol, total = np * per;
       // (plane, row, column) of element t, then steps of kThreads elements:
       // two divisions per chunk, not per element
-      int pi = t / per, rem = t - pi * per, row = rem / ncol, col = rem - row * ncol;
-      const int dpi = kThreads / per, drem = kThreads - dpi * per, drow = drem / ncol, dcol = drem - drow * ncol;
+      int pi = t / per;
+      const int dpi = kThreads / per;
+      GridWalk<int> rc(t - pi * per, kThreads - dpi * per, ncol);  // (row, column) in the plane's chunk
 #pragma unroll
       for (int j = 0; j < kPerThread; ++j) {
         const int e = t + j * kThreads;
         reg[j] = A(0);
         sidx[j] = -1;
         if (e < total) {
-          reg[j] = E::to_acc(load1<true>(src + ((plane0 + pi) * a.h + y0 + row) * a.w + x0 + col));
-          sidx[j] = pi * a.plane_pitch + row * a.pitch + skewed(col, a.pad_every);
+          reg[j] = E::to_acc(load1<true>(src + ((plane0 + pi) * a.h + y0 + rc.outer) * a.w + x0 + rc.inner));
+          sidx[j] = pi * a.plane_pitch + rc.outer * a.pitch + skewed(rc.inner, a.pad_every);
         }
         pi += dpi;
-        row += drow;
-        col += dcol;
-        if (col >= ncol) {
-          col -= ncol;
-          ++row;
-        }
-        if (row >= nr) {
-          row -= nr;
+        rc.advance();
+        if (rc.outer >= nr) {
+          rc.outer -= nr;
           ++pi;
         }
       }
@@ -252,5 +247,4 @@ avgpool_status init(const Problem& q, const DeviceInfo& device, ConfigPtr* confi
 
 const Impl kNchwWindowChainImpl = cuda_impl(kName, Direction::kForward, init);
 
-}  // namespace cuda
-}  // namespace avgpool
+}  // namespace avgpool::cuda

@@ -14,8 +14,7 @@
 #include "impls.h"
 #include "window_split.cuh"
 
-namespace avgpool {
-namespace cuda {
+namespace avgpool::cuda {
 namespace {
 
 namespace cg = cooperative_groups;
@@ -211,5 +210,4 @@ avgpool_status init(const Problem& q, const DeviceInfo& device, ConfigPtr* confi
 
 const Impl kNchwWindowTeamImpl = cuda_impl(kName, Direction::kForward, init);
 
-}  // namespace cuda
-}  // namespace avgpool
+}  // namespace avgpool::cuda

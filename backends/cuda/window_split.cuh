@@ -1,6 +1,7 @@
 // Pieces shared by the large-window implementations (cuda:nchw_window_team,
-// cuda:any_window_split): a fixed-order warp sum, the launch of a kernel in
-// thread-block clusters, and whether a plan may use clusters.
+// cuda:any_window_split, cuda:nchw_window_chain): a fixed-order warp sum,
+// the launch of a kernel in thread-block clusters, whether a plan may use
+// clusters, and a division-free walk over a window's elements.
 //
 // Clusters (sm_90) let up to 8 blocks share one output's window: each block
 // sums its part, and rank 0 reads the others' partial sums from their
@@ -13,8 +14,7 @@
 
 #include "common.cuh"
 
-namespace avgpool {
-namespace cuda {
+namespace avgpool::cuda {
 
 // The sum of v over the 32 lanes of a warp, in a fixed tree; lane 0 holds it.
 template <typename A>
@@ -65,6 +65,25 @@ inline bool clusters_allowed(const void* kernel, const DeviceInfo& device) {
   return attr.ptxVersion >= 90;
 }
 
+// A position (outer, inner) in row-major order over rows of `width`
+// elements, moved by a fixed step without divisions: the start and the step
+// are split into rows and columns once. advance() says whether the column
+// wrapped into the next row.
+template <typename I>
+struct GridWalk {
+  I outer, inner, d_outer, d_inner, width;
+  __device__ __forceinline__ GridWalk(I start, I step, I width_)
+      : outer(start / width_), inner(start % width_), d_outer(step / width_), d_inner(step % width_), width(width_) {}
+  __device__ __forceinline__ bool advance() {
+    outer += d_outer;
+    inner += d_inner;
+    if (inner < width) return false;
+    inner -= width;
+    ++outer;
+    return true;
+  }
+};
+
 // Smallest power of two >= v (v >= 1).
 inline int64_t pow2_ceil(int64_t v) {
   int64_t p = 1;
@@ -72,5 +91,4 @@ inline int64_t pow2_ceil(int64_t v) {
   return p;
 }
 
-}  // namespace cuda
-}  // namespace avgpool
+}  // namespace avgpool::cuda

@@ -206,6 +206,31 @@ inline int check_impls(const avgpool_params& p, const void* src, const std::vect
 }
 
 // One line: how many runs each implementation had.
+// A targeted problem of a test's table: dims, window, strides, padding,
+// ceil_mode, count_include_pad and divisor_override (0: none).
+struct Shape {
+  int64_t n, c, h, w, kh, kw, sh, sw, ph, pw;
+  int ceil, incl;
+  int64_t divisor = 0;
+};
+
+// f(p, dtype) for s in every dtype (f32 only in the quick suite), layout and
+// numerics.
+template <typename F> void for_each_variant(const Shape& s, F&& f) {
+  for (int dt = 0; dt < (quick() ? 1 : 4); ++dt)
+    for (int lay = 0; lay < 2; ++lay)
+      for (int num = 0; num < 2; ++num) {
+        avgpool_params p =
+            avgpool_support::shape_params(s.n, s.c, s.h, s.w, s.kh, s.kw, s.sh, s.sw, s.ph, s.pw, s.ceil);
+        p.count_include_pad = s.incl;
+        p.divisor_override = s.divisor;
+        p.dtype = (avgpool_dtype)dt;
+        p.layout = (avgpool_layout)lay;
+        p.numerics = (avgpool_numerics)num;
+        f(p, dt);
+      }
+}
+
 // A random input tensor for p, values in [lo, hi), seeded from rng.
 inline std::vector<char> random_src(const avgpool_params& p, std::mt19937_64& rng, double lo, double hi) {
   const int64_t sn = p.n * p.c * p.h * p.w;

@@ -260,10 +260,7 @@ void check_all_backward(const avgpool_params& p, const void* gout, std::map<std:
 TEST_SUITE("gpu_small") {
 
 TEST_CASE("backward: the CUDA backward implementations are listed; AUTO picks by the windows' overlap") {
-  const std::vector<std::string> names = cuda_backward_impl_names();
-  REQUIRE(names.size() == 2);
-  CHECK(names[0] == "cuda:backward_broadcast");
-  CHECK(names[1] == "cuda:backward_gather");
+  CHECK(cuda_backward_impl_names() == std::vector<std::string>{"cuda:backward_broadcast", "cuda:backward_gather"});
   for (const std::string& name : cuda_impl_names()) CHECK(name.find("backward") == std::string::npos);
   struct Want {
     int64_t kh, kw, sh, sw, ph, pw;
@@ -322,12 +319,7 @@ TEST_CASE("backward: random configurations on every CUDA backward implementation
 TEST_CASE("backward: targeted shapes (seed-like rows, the generic suite's windows, wide and narrow rows, big windows)") {
   std::mt19937_64 rng(11);
   std::map<std::string, int> runs, declined;
-  struct S {
-    int64_t n, c, h, w, kh, kw, sh, sw, ph, pw;
-    int ceil, incl;
-    int64_t div;
-  };
-  const S shapes[] = {
+  const Shape shapes[] = {
       {2, 3, 64, 2048, 11, 11, 11, 11, 0, 0, 0, 1, 0},   // seed rows: 2 uncovered rows and columns at the end
       {1, 2, 23, 4501, 11, 11, 11, 11, 5, 5, 1, 0, 0},   // chunked rows, padding, ceil, exclude
       {2, 16, 56, 56, 3, 3, 1, 1, 1, 1, 0, 1, 0},        // k3 s1 p1
@@ -346,21 +338,12 @@ TEST_CASE("backward: targeted shapes (seed-like rows, the generic suite's window
       {1, 3, 1, 5000, 1, 7, 1, 7, 0, 3, 1, 0, 0},        // one row
       {1, 2, 5000, 1, 7, 1, 3, 1, 3, 0, 1, 1, 0},        // one column, tall
   };
-  for (const S& sh : shapes)
-    for (int dt = 0; dt < (quick() ? 1 : 4); ++dt)
-      for (int lay = 0; lay < 2; ++lay)
-        for (int num = 0; num < 2; ++num) {
-          avgpool_params p = shape_params(sh.n, sh.c, sh.h, sh.w, sh.kh, sh.kw, sh.sh, sh.sw, sh.ph, sh.pw, sh.ceil);
-          p.count_include_pad = sh.incl;
-          p.divisor_override = sh.div;
-          p.dtype = (avgpool_dtype)dt;
-          p.layout = (avgpool_layout)lay;
-          p.numerics = (avgpool_numerics)num;
-          p.backend = AVGPOOL_BACKEND_CUDA;
-          const PlanSizes s = sizes_of(p);
-          const std::vector<char> gout = random_grad_output(p, s.dst, rng, dt % 3);
-          check_all_backward(p, gout.data(), &runs, &declined, rng, false);
-        }
+  for (const Shape& sh : shapes)
+    for_each_variant(sh, [&](avgpool_params p, int dt) {
+      p.backend = AVGPOOL_BACKEND_CUDA;
+      const std::vector<char> gout = random_grad_output(p, sizes_of(p).dst, rng, dt % 3);
+      check_all_backward(p, gout.data(), &runs, &declined, rng, false);
+    });
   print_runs("backward targeted runs", runs);
   CHECK(declined["cuda:backward_gather"] == 0);
 }

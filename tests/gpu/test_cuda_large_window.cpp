@@ -96,8 +96,7 @@ TEST_CASE("large windows: random kernels up to the plane, every dtype, layout an
 TEST_CASE("large windows: few outputs (cluster and slot splits), many planes, wide rows") {
   std::mt19937_64 rng(77);
   std::map<std::string, int> runs;
-  struct S { int64_t n, c, h, w, kh, kw, sh, sw, ph, pw; int ceil, incl; };
-  const S shapes[] = {
+  const Shape shapes[] = {
       {1, 2, 300, 301, 300, 301, 300, 301, 0, 0, 0, 1},  // two global outputs: team in clusters
       {1, 1, 517, 129, 517, 129, 1, 1, 0, 0, 0, 1},      // one output
       {1, 1, 1024, 96, 1024, 1, 1, 1, 0, 0, 0, 1},       // tall columns over one plane: split in clusters
@@ -109,24 +108,12 @@ TEST_CASE("large windows: few outputs (cluster and slot splits), many planes, wi
       {1, 4, 200, 200, 64, 64, 32, 32, 0, 0, 1, 1},
       {1, 5, 97, 203, 41, 23, 7, 5, 20, 11, 1, 1},       // odd strides (no pad words) and padding
   };
-  for (const S& s : shapes)
-    for (int dt = 0; dt < (quick() ? 1 : 4); ++dt)
-      for (int lay = 0; lay < 2; ++lay)
-        for (int num = 0; num < 2; ++num) {
-          avgpool_params p;
-          avgpool_params_init(&p);
-          p.n = s.n; p.c = s.c; p.h = s.h; p.w = s.w;
-          p.kernel_h = s.kh; p.kernel_w = s.kw; p.stride_h = s.sh; p.stride_w = s.sw;
-          p.padding_h = s.ph; p.padding_w = s.pw; p.ceil_mode = s.ceil; p.count_include_pad = s.incl;
-          p.dtype = (avgpool_dtype)dt;
-          p.layout = (avgpool_layout)lay;
-          p.numerics = (avgpool_numerics)num;
-          const int64_t sn = p.n * p.c * p.h * p.w;
-          std::vector<char> src((size_t)(sn * element_size(p.dtype)));
-          fill_random(p.dtype, src.data(), sn, rng(), -2.0, 5.0);
-          if (dt == 1) sprinkle_specials(p.dtype, src.data(), sn, 0.0002, rng);
-          check_large_impls(p, src.data(), rng, &runs, dt == 0);
-        }
+  for (const Shape& s : shapes)
+    for_each_variant(s, [&](const avgpool_params& p, int dt) {
+      std::vector<char> src = random_src(p, rng, -2.0, 5.0);
+      if (dt == 1) sprinkle_specials(p.dtype, src.data(), p.n * p.c * p.h * p.w, 0.0002, rng);
+      check_large_impls(p, src.data(), rng, &runs, dt == 0);
+    });
   print_runs("large-window targeted runs", runs);
 }
 
@@ -155,11 +142,8 @@ TEST_CASE("large windows of large tiles: gcd(kernel, stride) > 1, single outputs
   for (const S& s : shapes)
     for (int dt = 0; dt < (quick() ? 1 : 4); ++dt)
       for (int lay = 0; lay < 2; ++lay) {
-        avgpool_params p;
-        avgpool_params_init(&p);
-        p.n = s.n; p.c = s.c; p.h = s.h; p.w = s.w;
-        p.kernel_h = s.kh; p.kernel_w = s.kw; p.stride_h = s.sh; p.stride_w = s.sw;
-        p.padding_h = s.ph; p.padding_w = s.pw; p.ceil_mode = s.ceil; p.count_include_pad = s.incl;
+        avgpool_params p = shape_params(s.n, s.c, s.h, s.w, s.kh, s.kw, s.sh, s.sw, s.ph, s.pw, s.ceil);
+        p.count_include_pad = s.incl;
         p.divisor_override = s.divisor;
         p.dtype = (avgpool_dtype)dt;
         p.layout = (avgpool_layout)lay;

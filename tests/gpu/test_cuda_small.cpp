@@ -68,21 +68,14 @@ std::map<std::string, int> check_shaped_draws(const std::string& label, uint64_t
 TEST_SUITE("gpu_small") {
 
 TEST_CASE("the CUDA implementations are registered; AUTO follows the measured choices") {
-  const std::vector<std::string> names = cuda_impl_names();
-  REQUIRE(names.size() == 13);
-  CHECK(names[0] == "cuda:nchw_row_stream");
-  CHECK(names[1] == "cuda:nchw_vec_column_walk");
-  CHECK(names[2] == "cuda:nchw_column_walk");
-  CHECK(names[3] == "cuda:nchw_tiled");
-  CHECK(names[4] == "cuda:nchw_row_bulk");
-  CHECK(names[5] == "cuda:nchw_stride_eq");
-  CHECK(names[6] == "cuda:nhwc_tile_stream");
-  CHECK(names[7] == "cuda:nhwc_column_walk");
-  CHECK(names[8] == "cuda:any_direct");
-  CHECK(names[9] == "cuda:nchw_window_team");
-  CHECK(names[10] == "cuda:nchw_window_chain");
-  CHECK(names[11] == "cuda:any_window_split");
-  CHECK(names[12] == "cuda:any_window_tiles");
+  // In registration order (the order a listing shows).
+  CHECK(cuda_impl_names() == std::vector<std::string>{"cuda:nchw_row_stream", "cuda:nchw_vec_column_walk",
+                                                      "cuda:nchw_column_walk", "cuda:nchw_tiled",
+                                                      "cuda:nchw_row_bulk", "cuda:nchw_stride_eq",
+                                                      "cuda:nhwc_tile_stream", "cuda:nhwc_column_walk",
+                                                      "cuda:any_direct", "cuda:nchw_window_team",
+                                                      "cuda:nchw_window_chain", "cuda:any_window_split",
+                                                      "cuda:any_window_tiles"});
   // (kernel, stride, padding, numerics) -> what AUTO picks on 2x3x64x64 f32 NCHW
   struct Want {
     int k, s, pad;
@@ -441,8 +434,7 @@ TEST_CASE("random NaN/Inf placements: every CUDA implementation agrees with the 
 TEST_CASE("targeted shapes: wide rows in chunks, tall kernels, packed planes, f64, odd widths") {
   std::mt19937_64 rng(7);
   std::map<std::string, int> runs;
-  struct S { int64_t n, c, h, w, kh, kw, sh, sw, ph, pw; int ceil, incl; };
-  const S shapes[] = {
+  const Shape shapes[] = {
       {1, 2, 22, 5000, 11, 11, 11, 11, 0, 0, 0, 1},  // chunked row (fast: > 2048 floats)
       {1, 2, 23, 4501, 11, 11, 11, 11, 5, 5, 1, 0},  // chunked, padding, ceil, exclude
       {1, 1, 40, 9000, 3, 3, 3, 3, 1, 1, 1, 1},
@@ -458,17 +450,10 @@ TEST_CASE("targeted shapes: wide rows in chunks, tall kernels, packed planes, f6
       {1, 2, 9, 10000, 2, 5, 1, 2, 1, 2, 0, 0},      // same, overlapping
       {2, 3, 40, 3000, 11, 11, 11, 11, 5, 5, 1, 1},  // row parts, padding: an empty last part
   };
-  for (const S& s : shapes)
-    for (int dt = 0; dt < (quick() ? 1 : 4); ++dt)
-      for (int lay = 0; lay < 2; ++lay)
-        for (int num = 0; num < 2; ++num) {
-          avgpool_params p = shape_params(s.n, s.c, s.h, s.w, s.kh, s.kw, s.sh, s.sw, s.ph, s.pw, s.ceil);
-          p.count_include_pad = s.incl;
-          p.dtype = (avgpool_dtype)dt;
-          p.layout = (avgpool_layout)lay;
-          p.numerics = (avgpool_numerics)num;
-          check_all_impls(p, random_src(p, rng, -2.0, 5.0).data(), &runs, rng, false);
-        }
+  for (const Shape& s : shapes)
+    for_each_variant(s, [&](const avgpool_params& p, int) {
+      check_all_impls(p, random_src(p, rng, -2.0, 5.0).data(), &runs, rng, false);
+    });
   print_runs("targeted runs", runs);
 }
 
