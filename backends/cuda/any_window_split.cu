@@ -69,12 +69,14 @@ __global__ void __launch_bounds__(kMaxThreads) split_kernel(const T* __restrict_
     A sum = 0;
     const int64_t nc = c.end - c.begin;
     if (valid && nc > 0 && sp < (r.end - r.begin) * nc) {
-      // element sp of the window, then steps of st elements
-      GridWalk<int64_t> e(sp, st, nc);
-      const int64_t rows = r.end - r.begin;
-      const T* p = src + base + (r.begin + e.outer) * ys + (c.begin + e.inner) * xs;
-      const int64_t step = e.d_outer * ys + e.d_inner * xs, wrap = ys - nc * xs;
-      while (e.outer < rows) {
+      // element sp of the window, then steps of st elements (dy rows, dx
+      // columns; a GridWalk here cost 5 % on the 64x64 NHWC global window,
+      // H200, 2026-11-30: 0.129 against 0.123 ms)
+      int64_t y = r.begin + sp / nc, x = sp % nc;
+      const int64_t dy = st / nc, dx = st % nc;
+      const T* p = src + base + y * ys + (c.begin + x) * xs;
+      const int64_t step = dy * ys + dx * xs, wrap = ys - nc * xs;
+      while (y < r.end) {
         // up to kDepth elements' loads in flight, added in order (four left
         // a pytorch-order thread waiting on its loads: H200, k32 s16 NHWC
         // 0.74 ms)
@@ -83,10 +85,16 @@ __global__ void __launch_bounds__(kMaxThreads) split_kernel(const T* __restrict_
 #pragma unroll
         for (int k = 0; k < kDepth; ++k) {
           q[k] = p;
-          if (e.outer < rows) {
+          if (y < r.end) {
             ++n;
             p += step;
-            if (e.advance()) p += wrap;
+            y += dy;
+            x += dx;
+            if (x >= nc) {
+              x -= nc;
+              ++y;
+              p += wrap;
+            }
           }
         }
         A v[kDepth];

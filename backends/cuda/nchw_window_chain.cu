@@ -26,6 +26,25 @@
 namespace avgpool::cuda {
 namespace {
 
+// A position (outer, inner) in row-major order over rows of `width`
+// elements, moved by a fixed step without divisions: the start and the step
+// are split into rows and columns once. advance() says whether the column
+// wrapped into the next row.
+template <typename I>
+struct GridWalk {
+  I outer, inner, d_outer, d_inner, width;
+  __device__ __forceinline__ GridWalk(I start, I step, I width_)
+      : outer(start / width_), inner(start % width_), d_outer(step / width_), d_inner(step % width_), width(width_) {}
+  __device__ __forceinline__ bool advance() {
+    outer += d_outer;
+    inner += d_inner;
+    if (inner < width) return false;
+    inner -= width;
+    ++outer;
+    return true;
+  }
+};
+
 constexpr const char* kName = "cuda:nchw_window_chain";
 constexpr int kThreads = 256;
 constexpr int kPerThread = 16;                     // elements each thread stages per chunk

@@ -1,7 +1,6 @@
 // Pieces shared by the large-window implementations (cuda:nchw_window_team,
-// cuda:any_window_split, cuda:nchw_window_chain): a fixed-order warp sum,
-// the launch of a kernel in thread-block clusters, whether a plan may use
-// clusters, and a division-free walk over a window's elements.
+// cuda:any_window_split): a fixed-order warp sum, the launch of a kernel in
+// thread-block clusters, and whether a plan may use clusters.
 //
 // Clusters (sm_90) let up to 8 blocks share one output's window: each block
 // sums its part, and rank 0 reads the others' partial sums from their
@@ -64,25 +63,6 @@ inline bool clusters_allowed(const void* kernel, const DeviceInfo& device) {
   }
   return attr.ptxVersion >= 90;
 }
-
-// A position (outer, inner) in row-major order over rows of `width`
-// elements, moved by a fixed step without divisions: the start and the step
-// are split into rows and columns once. advance() says whether the column
-// wrapped into the next row.
-template <typename I>
-struct GridWalk {
-  I outer, inner, d_outer, d_inner, width;
-  __device__ __forceinline__ GridWalk(I start, I step, I width_)
-      : outer(start / width_), inner(start % width_), d_outer(step / width_), d_inner(step % width_), width(width_) {}
-  __device__ __forceinline__ bool advance() {
-    outer += d_outer;
-    inner += d_inner;
-    if (inner < width) return false;
-    inner -= width;
-    ++outer;
-    return true;
-  }
-};
 
 // Smallest power of two >= v (v >= 1).
 inline int64_t pow2_ceil(int64_t v) {
