@@ -549,8 +549,52 @@ void flat_rows(const Job& jb, const A* plane, A* out_plane, int64_t r0, int64_t 
 }
 
 // ---- the block driver ---------------------------------------------------------
+// The window rows [srow, srow + nr rows) over input columns [xa, xa + span /
+// vec): their pointers in rp at the start of scratch (f16/bf16: converted
+// into conv first). With `sums` and two rows or more, their vertical sum in
+// vbuf instead (one row; it has 128 bytes of slack after it, *slack).
+// Returns the rows the horizontal pass adds; *hr points at them.
 template <class T, class A>
-void run_block(const Job& jb, int64_t p0, int64_t p1, int64_t oy0, int64_t oy1, void* scratch) {
+int64_t window_rows(const Job& jb, const T* srow, int64_t nr, int64_t xa, int64_t span, bool sums,
+                    char* s, const A* const** hr, bool* slack) {
+  const A** rp = reinterpret_cast<const A**>(s);
+  const int64_t row_len = jb.w * jb.vec;
+  for (int64_t r = 0; r < nr; ++r) {
+    const T* sp = srow + r * row_len + xa * jb.vec;
+    if constexpr (same<T, A>::value) {
+      rp[r] = sp;
+    } else {
+      A* buf = reinterpret_cast<A*>(s + jb.conv_at) + r * jb.conv_stride;
+      load_block(sp, buf, span);
+      rp[r] = buf;
+    }
+  }
+  *hr = rp;
+  *slack = false;
+  if (!sums || nr < 2) return nr;
+  A* vbuf = reinterpret_cast<A*>(s + jb.vsum_at);
+  vertical_sum(jb, rp, nr, span, vbuf);
+  rp[0] = vbuf;
+  *slack = true;
+  return 1;
+}
+
+// Step 3 for either layout: out[(ox - ob0) * vec + c] for ox in [ob0, ob1).
+template <class A>
+void horizontal(const Job& jb, const A* const* hr, int64_t hn, int64_t xa, int64_t ob0, int64_t ob1,
+                const A* div, const A* rcp, bool slack, bool nt, A* out) {
+  if (jb.vec == 1) horizontal_nchw(jb, hr, hn, xa, ob0, ob1, div, rcp, slack, out);
+  else if (rcp && jb.sep_s1) {
+    if (nt) horizontal_nhwc_s1<true>(jb, hr, hn, xa, ob0, ob1, div, rcp, out);
+    else horizontal_nhwc_s1<false>(jb, hr, hn, xa, ob0, ob1, div, rcp, out);
+  } else if (nt) horizontal_nhwc<true>(jb, hr, hn, xa, ob0, ob1, div, rcp, out);
+  else horizontal_nhwc<false>(jb, hr, hn, xa, ob0, ob1, div, rcp, out);
+}
+
+// Planes [p0, p1) x output rows [oy0, oy1) x column blocks [b0, b1).
+template <class T, class A>
+void run_block(const Job& jb, int64_t p0, int64_t p1, int64_t oy0, int64_t oy1, int64_t b0, int64_t b1,
+               void* scratch) {
   constexpr bool direct = same<T, A>::value;
   const T* src = static_cast<const T*>(jb.src);
   T* dst = static_cast<T*>(jb.dst);
@@ -559,21 +603,21 @@ void run_block(const Job& jb, int64_t p0, int64_t p1, int64_t oy0, int64_t oy1, 
   }
   const int64_t V = jb.vec, row_len = jb.w * V;
   char* s = static_cast<char*>(scratch);  // layout: Job (cpu_job.h)
-  const A** rp = reinterpret_cast<const A**>(s);
-  A* vbuf = reinterpret_cast<A*>(s + jb.vsum_at);
   A* obuf = reinterpret_cast<A*>(s + jb.out_at);
-  A* conv = reinterpret_cast<A*>(s + jb.conv_at);
-
   const A* div_table = static_cast<const A*>(jb.div_table);
   const A* rcp_table = static_cast<const A*>(jb.rcp_table);
-  const A* vrow[1] = {vbuf};
+  // Row sums first: strided NCHW windows the fused kernels do not take, and
+  // tall windows (Job::tall), whose rows are then read once, in order.
+  const bool sums = jb.presum && (jb.tall || !fused_applies<A>(jb));
+  const bool nt = direct && jb.nt_out;
 
   for (int64_t p = p0; p < p1; ++p) {
     for (int64_t oy = oy0; oy < oy1; ++oy) {
       if constexpr (direct) {
         if (jb.flat && oy >= jb.oy_lo && oy < jb.oy_hi) {
           const int64_t r1 = imin(oy1, jb.oy_hi);
-          flat_rows<A>(jb, src + p * jb.h * jb.w, dst + p * jb.oh * jb.ow, oy, r1, rp);
+          flat_rows<A>(jb, src + p * jb.h * jb.w, dst + p * jb.oh * jb.ow, oy, r1,
+                       reinterpret_cast<const A**>(s));
           oy = r1 - 1;
           continue;
         }
@@ -584,42 +628,93 @@ void run_block(const Job& jb, int64_t p0, int64_t p1, int64_t oy0, int64_t oy1, 
       const A* rcp = rcp_table ? rcp_table + (int64_t)jb.div_row[oy] * jb.ow : nullptr;
       T* drow = dst + (p * jb.oh + oy) * jb.ow * V;
       const T* srow = src + (p * jb.h + rw.begin) * row_len;
-      for (int64_t ob0 = 0, blk = 0; ob0 < jb.ow; ob0 += jb.ob, ++blk) {
-        const int64_t ob1 = imin(ob0 + jb.ob, jb.ow);
+      for (int64_t blk = b0; blk < b1; ++blk) {
+        const int64_t ob0 = blk * jb.ob, ob1 = imin(ob0 + jb.ob, jb.ow);
         const int64_t xa = jb.block_cols[2 * blk], xb = jb.block_cols[2 * blk + 1];
-        const int64_t span = (xb - xa) * V;
-        for (int64_t r = 0; r < nr; ++r) {
-          const T* sp = srow + r * row_len + xa * V;
-          if constexpr (direct) {
-            rp[r] = sp;
-          } else {
-            A* buf = conv + r * jb.conv_stride;
-            load_block(sp, buf, span);
-            rp[r] = buf;
-          }
-        }
-        const A* const* hr = rp;
-        int64_t hn = nr;
-        if (jb.presum && nr >= 2 && !fused_applies<A>(jb)) {
-          vertical_sum(jb, rp, nr, span, vbuf);
-          hr = vrow;
-          hn = 1;
-        }
+        const A* const* hr;
+        bool slack;
+        const int64_t hn = window_rows<T, A>(jb, srow, nr, xa, (xb - xa) * V, sums, s, &hr, &slack);
         A* out;
         if constexpr (direct) out = drow + ob0 * V;
         else out = obuf;
-        if (V == 1) horizontal_nchw(jb, hr, hn, xa, ob0, ob1, div, rcp, hr == vrow, out);
-        else if (rcp && jb.sep_s1) {
-          if (direct && jb.nt_out) horizontal_nhwc_s1<true>(jb, hr, hn, xa, ob0, ob1, div, rcp, out);
-          else horizontal_nhwc_s1<false>(jb, hr, hn, xa, ob0, ob1, div, rcp, out);
-        } else if (direct && jb.nt_out) horizontal_nhwc<true>(jb, hr, hn, xa, ob0, ob1, div, rcp, out);
-        else horizontal_nhwc<false>(jb, hr, hn, xa, ob0, ob1, div, rcp, out);
+        horizontal(jb, hr, hn, xa, ob0, ob1, div, rcp, slack, nt, out);
         if constexpr (!direct) store_block(obuf, drow + ob0 * V, (ob1 - ob0) * V);
       }
     }
   }
-  if constexpr (direct) {
-    if (jb.nt_out) nt_fence();  // order the non-temporal stores before the caller's barrier
+  if (nt) nt_fence();  // order the non-temporal stores before the caller's barrier
+}
+
+// ---- window rows split over units (fast numerics, few output rows) ------------
+// Unit u = (output row r = p * oh + oy, chunk c = u % nchunks): the rows
+// [begin + c * chunk_rows, + chunk_rows) of row oy's window, clipped to it,
+// summed for every output of the row (vertical sum, then the columns; no
+// division: the divisors are Job::ones) into partials[u]. A chunk without
+// rows writes nothing; combine_row reads only the chunks with rows.
+template <class T, class A>
+void partial_unit(const Job& jb, int64_t u, void* scratch) {
+  const int64_t V = jb.vec, n_out = jb.ow * V;
+  const int64_t r = u / jb.nchunks, c = u % jb.nchunks;
+  const int64_t p = r / jb.oh, oy = r % jb.oh;
+  const AxisWindow rw = jb.rows[oy];
+  const int64_t r0 = rw.begin + c * jb.chunk_rows;
+  const int64_t nr = imax(imin(jb.chunk_rows, rw.end - r0), 0);
+  if (nr == 0) return;
+  const T* srow = static_cast<const T*>(jb.src) + (p * jb.h + r0) * jb.w * V;
+  const A* ones = static_cast<const A*>(jb.ones);
+  A* part = static_cast<A*>(jb.partials) + u * n_out;
+  char* s = static_cast<char*>(scratch);
+  for (int64_t ob0 = 0, blk = 0; ob0 < jb.ow; ob0 += jb.ob, ++blk) {
+    const int64_t ob1 = imin(ob0 + jb.ob, jb.ow);
+    const int64_t xa = jb.block_cols[2 * blk], xb = jb.block_cols[2 * blk + 1];
+    const A* const* hr;
+    bool slack;
+    const int64_t hn = window_rows<T, A>(jb, srow, nr, xa, (xb - xa) * V, true, s, &hr, &slack);
+    horizontal(jb, hr, hn, xa, ob0, ob1, ones, (const A*)nullptr, slack, false, part + ob0 * V);
+  }
+}
+
+// Output row r = p * oh + oy of a split job: each output adds its chunks'
+// partial sums in chunk order (the same order whatever the threads), then
+// divides (quot_fast) and is rounded to the dtype once.
+template <class T, class A>
+void combine_row(const Job& jb, int64_t r, void*) {
+  constexpr int N = simd<A>::n;
+  const int64_t V = jb.vec, n_out = jb.ow * V;
+  const int64_t oy = r % jb.oh;
+  const int64_t nr = imax(jb.rows[oy].end - jb.rows[oy].begin, 0);
+  const int64_t nc = (nr + jb.chunk_rows - 1) / jb.chunk_rows;
+  const A* part = static_cast<const A*>(jb.partials) + r * jb.nchunks * n_out;
+  const A* div = static_cast<const A*>(jb.div_table) + (int64_t)jb.div_row[oy] * jb.ow;
+  const A* rcp = static_cast<const A*>(jb.rcp_table) + (int64_t)jb.div_row[oy] * jb.ow;
+  T* drow = static_cast<T*>(jb.dst) + r * n_out;
+  auto sum = [&](int64_t e, int64_t k) {
+    vec<A> a = zero<A>();
+    for (int64_t c = 0; c < nc; ++c) a += load_part(part + c * n_out + e, k);
+    return a;
+  };
+  auto put = [&](int64_t e, vec<A> q, int64_t k) {
+    if constexpr (same<T, A>::value) {
+      store_part(drow + e, q, k);
+    } else {
+      A t[N];
+      memcpy(t, &q, sizeof t);
+      store_block(t, drow + e, k);
+    }
+  };
+  if (V == 1) {
+    for (int64_t e = 0; e < n_out; e += N) {
+      const int64_t k = imin(N, n_out - e);
+      put(e, quot_fast(sum(e, k), load_part(div + e, k), load_part(rcp + e, k)), k);
+    }
+    return;
+  }
+  for (int64_t ox = 0; ox < jb.ow; ++ox) {
+    const vec<A> dv = zero<A>() + div[ox], rv = zero<A>() + rcp[ox];
+    for (int64_t c0 = 0; c0 < V; c0 += N) {
+      const int64_t k = imin(N, V - c0);
+      put(ox * V + c0, quot_fast(sum(ox * V + c0, k), dv, rv), k);
+    }
   }
 }
 
@@ -628,10 +723,10 @@ void run_block(const Job& jb, int64_t p0, int64_t p1, int64_t oy0, int64_t oy1, 
 KernelTable table() {
   return KernelTable{
       AVGPOOL_CPU_ISA_NAME,
-      run_block<float, float>,
-      run_block<F16, float>,
-      run_block<BF16, float>,
-      run_block<double, double>,
+      {run_block<float, float>, partial_unit<float, float>, combine_row<float, float>},
+      {run_block<F16, float>, partial_unit<F16, float>, combine_row<F16, float>},
+      {run_block<BF16, float>, partial_unit<BF16, float>, combine_row<BF16, float>},
+      {run_block<double, double>, partial_unit<double, double>, combine_row<double, double>},
   };
 }
 

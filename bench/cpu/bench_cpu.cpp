@@ -47,6 +47,7 @@ struct Case {
   int64_t n, c, h, w, k, s, p;
   int ceil_mode, include_pad;
   int rounds;
+  int64_t kw = 0, sw = 0;  // when the window is not square: kernel_w, stride_w (0: k, s)
 };
 
 const Case kCases[] = {
@@ -59,12 +60,28 @@ const Case kCases[] = {
     {"k5s1p2_4x64x1024x1024", 4, 64, 1024, 1024, 5, 1, 2, 0, 1, 3},
 };
 
+// Large windows (forward only, alternate/large/...): global pooling of big
+// planes, few outputs (fewer than cores), windows much larger than the
+// stride, and a tall column window.
+const Case kLargeCases[] = {
+    {"global_16x64x256x256", 16, 64, 256, 256, 256, 256, 0, 0, 1, 9},
+    {"global_64x3x1024x1024", 64, 3, 1024, 1024, 1024, 1024, 0, 0, 1, 5},
+    {"global_1x1x4096x4096", 1, 1, 4096, 4096, 4096, 4096, 0, 0, 1, 15},
+    {"global_1x3x2048x2048", 1, 3, 2048, 2048, 2048, 2048, 0, 0, 1, 15},
+    {"global_32x512x64x64", 32, 512, 64, 64, 64, 64, 0, 0, 1, 9},
+    {"k32s16_8x64x512x512", 8, 64, 512, 512, 32, 16, 0, 0, 1, 5},
+    {"k64s32_8x64x512x512", 8, 64, 512, 512, 64, 32, 0, 0, 1, 5},
+    {"k4096x1s1_1x1x4096x4096", 1, 1, 4096, 4096, 4096, 1, 0, 0, 1, 15, 1, 1},
+};
+
 avgpool_params params_of(const Case& c, avgpool_layout layout, avgpool_numerics numerics) {
   avgpool_params p;
   avgpool_params_init(&p);
   p.n = c.n; p.c = c.c; p.h = c.h; p.w = c.w;
-  p.kernel_h = p.kernel_w = c.k;
-  p.stride_h = p.stride_w = c.s;
+  p.kernel_h = c.k;
+  p.kernel_w = c.kw > 0 ? c.kw : c.k;
+  p.stride_h = c.s;
+  p.stride_w = c.sw > 0 ? c.sw : c.s;
   p.padding_h = p.padding_w = c.p;
   p.ceil_mode = c.ceil_mode;
   p.count_include_pad = c.include_pad;
@@ -264,6 +281,15 @@ const int kRegistered = [] {
         ->UseManualTime()
         ->Unit(benchmark::kMillisecond);
   }
+  for (const Case& c : kLargeCases)
+    for (avgpool_layout layout : {AVGPOOL_LAYOUT_NCHW, AVGPOOL_LAYOUT_NHWC}) {
+      const std::string name = std::string("alternate/large/") + c.name +
+                               (layout == AVGPOOL_LAYOUT_NCHW ? "/nchw" : "/nhwc");
+      benchmark::RegisterBenchmark(name.c_str(), BM_alternate, c, layout)
+          ->Iterations(c.rounds)
+          ->UseManualTime()
+          ->Unit(benchmark::kMillisecond);
+    }
   return 0;
 }();
 
