@@ -239,6 +239,10 @@ void plan_job(const Problem& q, CpuConfigOf<A>* c) {
     if (pb > j.planes) pb = j.planes > 0 ? j.planes : 1;  // n == 0: no units run
   }
   if (few_rows) rb = pb = 1;
+  // Global pooling: at least one vector of planes (16 f32) per unit where
+  // there are two such vectors or more (pytorch numerics sums across the
+  // planes of a vector; a unit of one plane leaves 15 lanes idle).
+  if (j.global && j.planes >= 32 && pb < 16) pb = 16;
   c->rb = rb;
   c->pb = pb;
   c->row_units = (q.oh + rb - 1) / rb;
