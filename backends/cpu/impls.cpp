@@ -169,7 +169,10 @@ void plan_job(const Problem& q, CpuConfigOf<A>* c) {
   }
 
   // Column blocks: windows spanning about kSpanTarget elements.
-  const int64_t cols_target = kSpanTarget / j.vec;
+  // Tall windows in NHWC: blocks four times as wide (row sums of 64 KiB,
+  // in L2), so that neighbouring blocks, whose windows overlap, sum fewer
+  // columns twice (k32 s16, 64 channels: 64 columns a block, 48 new).
+  const int64_t cols_target = (j.tall && j.vec > 1 ? 4 * kSpanTarget : kSpanTarget) / j.vec;
   j.ob = cols_target > q.kw ? (cols_target - q.kw) / q.sw + 1 : 1;
   if (j.ob > q.ow) j.ob = q.ow;
   // Few output rows: split fast numerics' tall windows by rows (below);

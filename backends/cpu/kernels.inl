@@ -279,9 +279,34 @@ inline A column_sum(const Job& jb, const A* const* hr, int64_t hn, int64_t xa, i
   return acc;
 }
 
+// Fast numerics, one row of row sums, windows of 4 vectors or more: each
+// output sums its contiguous columns with vector loads and a tree at the end
+// (vectorizing across outputs would take kw gathers per vector of outputs;
+// a global window has one output).
+template <class A>
+void wide_windows_nchw(const Job& jb, const A* row, int64_t xa, int64_t ob0, int64_t ob1, const A* div,
+                       const A* rcp, A* out) {
+  constexpr int N = simd<A>::n;
+  for (int64_t ox = ob0; ox < ob1; ++ox) {
+    const int64_t b = jb.cols[ox].begin - xa, e = jb.cols[ox].end - xa;
+    vec<A> a0 = zero<A>(), a1 = zero<A>();
+    int64_t x = b;
+    for (; x + 2 * N <= e; x += 2 * N) {
+      a0 += loadu(row + x);
+      a1 += loadu(row + x + N);
+    }
+    for (; x < e; x += N) a0 += load_part(row + x, imin(N, e - x));
+    const vec<A> a = zero<A>() + reduce_add<A>(a0 + a1);
+    const vec<A> d = zero<A>() + div[ox];
+    out[ox - ob0] = (rcp ? quot_fast(a, d, zero<A>() + rcp[ox]) : a / d)[0];
+  }
+}
+
 template <class A>
 void horizontal_nchw(const Job& jb, const A* const* hr, int64_t hn, int64_t xa, int64_t ob0,
                      int64_t ob1, const A* div, const A* rcp, bool slack, A* out) {
+  // slack: hr is the row sums, which only fast numerics forms
+  if (slack && jb.kw >= 4 * simd<A>::n) return wide_windows_nchw(jb, hr[0], xa, ob0, ob1, div, rcp, out);
   const int64_t i0 = imin(imax(ob0, jb.ox_lo), ob1), i1 = imax(imin(ob1, jb.ox_hi), i0);
   for (int64_t ox = ob0; ox < i0; ++ox) out[ox - ob0] = column_sum(jb, hr, hn, xa, ox) / div[ox];
   if (i1 > i0)
