@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include <random>
+#include <string>
 #include <vector>
 
 #if defined(AVGPOOL_WITH_OPENMP)
@@ -49,6 +50,8 @@ const Window kWindows[] = {
     {"k64 s32, few output rows", 2, 2, 256, 256, 64, 64, 32, 32, 0, 0, 0, 0},
     {"k(48, 5) s(16, 1) p(24, 2), 64 planes", 4, 16, 96, 40, 48, 5, 16, 1, 24, 2, 0, 0},
     {"k(200, 90) s(50, 30) p(100, 45) ceil", 1, 3, 430, 310, 200, 90, 50, 30, 100, 45, 1, 0},
+    {"global, 32 channels (NHWC: whole vectors, rows not summed first)", 1, 32, 128, 64, 128, 64, 128, 64, 0, 0, 0, 0},
+    {"k(40, 8) s(40, 8), 16 channels", 2, 16, 400, 64, 40, 8, 40, 8, 0, 0, 0, 0},
     {"global, 21 planes of 13x11 (plane tails)", 3, 7, 13, 11, 13, 11, 13, 11, 0, 0, 0, 0},
     {"global, 80 planes of 64x64 (planes 16 KiB apart)", 2, 40, 64, 64, 64, 64, 64, 64, 0, 0, 0, 0},
 };
@@ -84,7 +87,8 @@ TEST_CASE("large windows against the reference: every dtype, layout, numerics, c
 #endif
     uint64_t seed = 11;
     for (const Window& s : kWindows) {
-      CAPTURE(s.what);
+      const std::string what = s.what;
+      CAPTURE(what);
       CAPTURE(threads);
       check_variants(params_of(s), {AVGPOOL_LAYOUT_NCHW, AVGPOOL_LAYOUT_NHWC}, seed++);
     }
@@ -99,7 +103,8 @@ TEST_CASE("large windows: NaN, infinities and signed zeros like the reference") 
         avgpool_params p = params_of(s);
         p.layout = (avgpool_layout)layout;
         p.numerics = (avgpool_numerics)numerics;
-        CAPTURE(s.what);
+        const std::string what = s.what;
+      CAPTURE(what);
         const int64_t ns = src_count(p);
         std::vector<float> src((size_t)ns);
         fill_random(AVGPOOL_DTYPE_F32, src.data(), ns, 3, -1.0, 1.0);

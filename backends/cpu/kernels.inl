@@ -780,8 +780,8 @@ void run_block(const Job& jb, int64_t p0, int64_t p1, int64_t oy0, int64_t oy1, 
 // ---- window rows split over units (fast numerics, few output rows) ------------
 // Unit u = (output row r = p * oh + oy, chunk c = u % nchunks): the rows
 // [begin + c * chunk_rows, + chunk_rows) of row oy's window, clipped to it,
-// summed for every output of the row (vertical sum, then the columns; no
-// division: the divisors are Job::ones) into partials[u]. A chunk without
+// summed for every output of the row (rows first where Job::presum, then
+// the columns; no division: the divisors are Job::ones) into partials[u]. A chunk without
 // rows writes nothing; combine_row reads only the chunks with rows.
 template <class T, class A>
 void partial_unit(const Job& jb, int64_t u, void* scratch) {
@@ -801,7 +801,7 @@ void partial_unit(const Job& jb, int64_t u, void* scratch) {
     const int64_t xa = jb.block_cols[2 * blk], xb = jb.block_cols[2 * blk + 1];
     const A* const* hr;
     bool slack;
-    const int64_t hn = window_rows<T, A>(jb, srow, nr, xa, (xb - xa) * V, true, s, &hr, &slack);
+    const int64_t hn = window_rows<T, A>(jb, srow, nr, xa, (xb - xa) * V, jb.presum, s, &hr, &slack);
     horizontal(jb, hr, hn, xa, ob0, ob1, ones, (const A*)nullptr, slack, false, part + ob0 * V);
   }
 }
