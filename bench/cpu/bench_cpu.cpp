@@ -62,16 +62,23 @@ const Case kCases[] = {
 
 // Large windows (forward only, alternate/large/...): global pooling of big
 // planes, few outputs (fewer than cores), windows much larger than the
-// stride, and a tall column window.
-const Case kLargeCases[] = {
-    {"global_16x64x256x256", 16, 64, 256, 256, 256, 256, 0, 0, 1, 9},
-    {"global_64x3x1024x1024", 64, 3, 1024, 1024, 1024, 1024, 0, 0, 1, 5},
-    {"global_1x1x4096x4096", 1, 1, 4096, 4096, 4096, 4096, 0, 0, 1, 15},
-    {"global_1x3x2048x2048", 1, 3, 2048, 2048, 2048, 2048, 0, 0, 1, 15},
-    {"global_32x512x64x64", 32, 512, 64, 64, 64, 64, 0, 0, 1, 9},
-    {"k32s16_8x64x512x512", 8, 64, 512, 512, 32, 16, 0, 0, 1, 5},
-    {"k64s32_8x64x512x512", 8, 64, 512, 512, 64, 32, 0, 0, 1, 5},
-    {"k4096x1s1_1x1x4096x4096", 1, 1, 4096, 4096, 4096, 1, 0, 0, 1, 15, 1, 1},
+// stride, and a tall column window. No padding, padding counted.
+struct LargeCase {
+  const char* name;
+  int64_t n, c, h, w, kh, kw, sh, sw;
+  int rounds;
+  Case as_case() const { return Case{name, n, c, h, w, kh, sh, 0, 0, 1, rounds, kw, sw}; }
+};
+
+const LargeCase kLargeCases[] = {
+    {"global_16x64x256x256", 16, 64, 256, 256, 256, 256, 256, 256, 9},
+    {"global_64x3x1024x1024", 64, 3, 1024, 1024, 1024, 1024, 1024, 1024, 5},
+    {"global_1x1x4096x4096", 1, 1, 4096, 4096, 4096, 4096, 4096, 4096, 15},
+    {"global_1x3x2048x2048", 1, 3, 2048, 2048, 2048, 2048, 2048, 2048, 15},
+    {"global_32x512x64x64", 32, 512, 64, 64, 64, 64, 64, 64, 9},
+    {"k32s16_8x64x512x512", 8, 64, 512, 512, 32, 32, 16, 16, 5},
+    {"k64s32_8x64x512x512", 8, 64, 512, 512, 64, 64, 32, 32, 5},
+    {"k4096x1s1_1x1x4096x4096", 1, 1, 4096, 4096, 4096, 1, 1, 1, 15},
 };
 
 avgpool_params params_of(const Case& c, avgpool_layout layout, avgpool_numerics numerics) {
@@ -258,38 +265,28 @@ void BM_plain_loop(benchmark::State& state, Case c) {
   }
 }
 
+// One benchmark per layout: <prefix><case>/nchw and /nhwc.
+void register_layouts(const std::string& prefix, const Case& c,
+                      void (*fn)(benchmark::State&, Case, avgpool_layout)) {
+  for (avgpool_layout layout : {AVGPOOL_LAYOUT_NCHW, AVGPOOL_LAYOUT_NHWC}) {
+    const std::string name = prefix + c.name + (layout == AVGPOOL_LAYOUT_NCHW ? "/nchw" : "/nhwc");
+    benchmark::RegisterBenchmark(name.c_str(), fn, c, layout)
+        ->Iterations(c.rounds)
+        ->UseManualTime()
+        ->Unit(benchmark::kMillisecond);
+  }
+}
+
 const int kRegistered = [] {
   for (const Case& c : kCases) {
-    for (avgpool_layout layout : {AVGPOOL_LAYOUT_NCHW, AVGPOOL_LAYOUT_NHWC}) {
-      const std::string name = std::string("alternate/") + c.name +
-                               (layout == AVGPOOL_LAYOUT_NCHW ? "/nchw" : "/nhwc");
-      benchmark::RegisterBenchmark(name.c_str(), BM_alternate, c, layout)
-          ->Iterations(c.rounds)
-          ->UseManualTime()
-          ->Unit(benchmark::kMillisecond);
-    }
-    for (avgpool_layout layout : {AVGPOOL_LAYOUT_NCHW, AVGPOOL_LAYOUT_NHWC}) {
-      const std::string name = std::string("backward/") + c.name +
-                               (layout == AVGPOOL_LAYOUT_NCHW ? "/nchw" : "/nhwc");
-      benchmark::RegisterBenchmark(name.c_str(), BM_backward, c, layout)
-          ->Iterations(c.rounds)
-          ->UseManualTime()
-          ->Unit(benchmark::kMillisecond);
-    }
+    register_layouts("alternate/", c, BM_alternate);
+    register_layouts("backward/", c, BM_backward);
     benchmark::RegisterBenchmark((std::string("plain_loop/") + c.name).c_str(), BM_plain_loop, c)
         ->Iterations(2)
         ->UseManualTime()
         ->Unit(benchmark::kMillisecond);
   }
-  for (const Case& c : kLargeCases)
-    for (avgpool_layout layout : {AVGPOOL_LAYOUT_NCHW, AVGPOOL_LAYOUT_NHWC}) {
-      const std::string name = std::string("alternate/large/") + c.name +
-                               (layout == AVGPOOL_LAYOUT_NCHW ? "/nchw" : "/nhwc");
-      benchmark::RegisterBenchmark(name.c_str(), BM_alternate, c, layout)
-          ->Iterations(c.rounds)
-          ->UseManualTime()
-          ->Unit(benchmark::kMillisecond);
-    }
+  for (const LargeCase& c : kLargeCases) register_layouts("alternate/large/", c.as_case(), BM_alternate);
   return 0;
 }();
 
