@@ -50,10 +50,10 @@ struct Job {
   // pytorch numerics each output adds rows then columns itself, and with
   // stride 1 or in NHWC summing the window directly measured as fast.
   bool presum;
-  // Tall windows (fast numerics, at least kTallRows rows in impls.cpp): the
-  // row sums first in both layouts and for every stride, so each window row
-  // is read once, in memory order, instead of a column of rows per vector of
-  // outputs.
+  // Tall windows (at least kTallRows rows in impls.cpp): fast numerics sum
+  // the rows first (presum), pytorch numerics accumulate NCHW outputs of
+  // stride 1 rows outer (tall_rows), so each window row is read in memory
+  // order instead of a column of rows per vector of outputs.
   bool tall;
   // NCHW, one output per plane whose window covers the plane: vectorized
   // across planes (global pooling).

@@ -122,7 +122,9 @@ void plan_job(const Problem& q, CpuConfigOf<A>* c) {
   // 16x64x256x256 NHWC: 1.07-1.11 of a read pass with row sums first, 1.20
   // without).
   const int64_t lanes = 64 / (int64_t)sizeof(A);
-  j.tall = fast && j.max_rows >= kTallRows && (nchw || q.kw > q.sw || q.c % lanes != 0);
+  // Pytorch numerics: tall NCHW windows of stride 1 along the row
+  // accumulate rows outer (tall_rows in kernels.inl).
+  j.tall = j.max_rows >= kTallRows && (!fast || nchw || q.kw > q.sw || q.c % lanes != 0);
   j.presum = fast && ((j.vec == 1 && q.sw > 1) || j.tall);
   // Software prefetch where most input rows are read once (NCHW row sums,
   // NHWC window sums).
@@ -179,7 +181,7 @@ void plan_job(const Problem& q, CpuConfigOf<A>* c) {
   // Tall windows in NHWC: blocks four times as wide (row sums of 64 KiB,
   // in L2), so that neighbouring blocks, whose windows overlap, sum fewer
   // columns twice (k32 s16, 64 channels: 64 columns a block, 48 new).
-  const int64_t cols_target = (j.tall && j.vec > 1 ? 4 * kSpanTarget : kSpanTarget) / j.vec;
+  const int64_t cols_target = (j.presum && j.tall && j.vec > 1 && !converts ? 4 * kSpanTarget : kSpanTarget) / j.vec;
   j.ob = cols_target > q.kw ? (cols_target - q.kw) / q.sw + 1 : 1;
   if (j.ob > q.ow) j.ob = q.ow;
   // Few output rows: split fast numerics' tall windows by rows (below);

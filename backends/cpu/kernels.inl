@@ -313,9 +313,52 @@ inline void transposed_windows(const float* const* hr, int64_t hn, int64_t base,
 }
 #endif
 
+// Pytorch numerics, tall windows (Job::tall), NCHW, stride 1 along the
+// row: the outputs accumulate window row by window row (rows outer), four
+// vectors of outputs in registers per pass over a row's columns, then back
+// in `out`; every output still adds rows then columns (left to right) from
+// 0, PyTorch's order. The window rows are then read in memory order instead
+// of as a column of hn rows per two vectors of outputs (interior_run), which
+// for a (4096, 1) window walked 4096 rows 16 KiB apart per pass: 3.9 ->
+// 1.8 ms on 1x1x4096x4096 (0.33 -> 0.62-0.70 of a read pass).
+template <class A>
+void tall_rows(const A* const* hr, int64_t hn, int64_t base, int64_t n, int64_t kw, const A* div, A* out) {
+  constexpr int N = simd<A>::n;
+  for (int64_t i = 0; i < n; i += N) store_part(out + i, zero<A>(), imin(N, n - i));
+  for (int64_t r = 0; r < hn; ++r) {
+    const A* row = hr[r] + base;
+    int64_t i = 0;
+    for (; i + 4 * N <= n; i += 4 * N) {
+      vec<A> a0 = loadu(out + i), a1 = loadu(out + i + N), a2 = loadu(out + i + 2 * N),
+             a3 = loadu(out + i + 3 * N);
+      for (int64_t j = 0; j < kw; ++j) {
+        a0 += loadu(row + i + j);
+        a1 += loadu(row + i + j + N);
+        a2 += loadu(row + i + j + 2 * N);
+        a3 += loadu(row + i + j + 3 * N);
+      }
+      storeu(out + i, a0);
+      storeu(out + i + N, a1);
+      storeu(out + i + 2 * N, a2);
+      storeu(out + i + 3 * N, a3);
+    }
+    for (; i < n; i += N) {
+      const int64_t k = imin(N, n - i);
+      vec<A> a = load_part(out + i, k);
+      for (int64_t j = 0; j < kw; ++j) a += load_part(row + i + j, k);
+      store_part(out + i, a, k);
+    }
+  }
+  for (int64_t i = 0; i < n; i += N) {
+    const int64_t k = imin(N, n - i);
+    store_part(out + i, load_part(out + i, k) / load_part(div + i, k), k);
+  }
+}
+
 template <class A>
 void interior(const Job& jb, const A* const* hr, int64_t hn, int64_t base, int64_t n,
               const A* div, const A* rcp, bool slack, A* out) {
+  if (rcp == nullptr && jb.tall && jb.sw == 1 && hn > 1) return tall_rows(hr, hn, base, n, jb.kw, div, out);
 #if defined(__AVX512F__)
   if (rcp != nullptr && fused_applies<A>(jb)) {
     if (jb.sw == 1)
