@@ -70,8 +70,9 @@ constexpr int64_t kNtBytes = int64_t(32) << 20;  // NHWC outputs streamed from t
 constexpr int64_t kUnitTarget = 32768;           // elements of work per parallel unit
 // Large windows (the AUTO rules of this backend; docs/cpu.md, "Large
 // windows", has the measurements):
-// - fast numerics, windows of kTallRows rows or more: row sums first
-//   (Job::tall), both layouts;
+// - windows of kTallRows rows or more (Job::tall): fast numerics sum the
+//   rows first (NCHW; NHWC where that saves reads), pytorch numerics
+//   accumulate NCHW outputs of stride 1 rows outer;
 // - fewer than kFewRows output rows (planes x oh): the work is split below
 //   the output row, by a fixed partition (the bits do not depend on the
 //   threads): fast numerics with windows of two chunks or more split the
@@ -114,16 +115,15 @@ void plan_job(const Problem& q, CpuConfigOf<A>* c) {
   // Vertical sums first: fast numerics, NCHW, strided windows (the sums
   // save gathers). With stride 1 the columns are contiguous and summing the
   // window directly measured as fast or faster (no store-to-load stalls).
-  // Tall windows: row sums first (kTallRows), where they save reads or
-  // loads: NCHW; NHWC windows that overlap along the row (each output row's
-  // sums serve several outputs) or channels that leave vectors partly
-  // empty. Non-overlapping NHWC windows over whole channel vectors are
-  // summed in registers, each input read once, as they are (global
+  // Tall windows (kTallRows). Fast numerics: row sums first where they save
+  // reads or loads: NCHW; NHWC windows that overlap along the row (each
+  // output row's sums serve several outputs) or channels that leave vectors
+  // partly empty. Non-overlapping NHWC windows over whole channel vectors
+  // are summed in registers, each input read once, as they are (global
   // 16x64x256x256 NHWC: 1.07-1.11 of a read pass with row sums first, 1.20
-  // without).
-  const int64_t lanes = 64 / (int64_t)sizeof(A);
-  // Pytorch numerics: tall NCHW windows of stride 1 along the row
+  // without). Pytorch numerics: NCHW windows of stride 1 along the row
   // accumulate rows outer (tall_rows in kernels.inl).
+  const int64_t lanes = 64 / (int64_t)sizeof(A);
   j.tall = j.max_rows >= kTallRows && (!fast || nchw || q.kw > q.sw || q.c % lanes != 0);
   j.presum = fast && ((j.vec == 1 && q.sw > 1) || j.tall);
   // Software prefetch where most input rows are read once (NCHW row sums,
