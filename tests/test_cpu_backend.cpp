@@ -15,38 +15,13 @@
 #endif
 
 #include "check.h"
-#include "impl_helpers.h"
+#include "cpu_helpers.h"
+#include "golden_file.h"
+#include "golden_cases.h"
 #include "tensor_util.h"
 
 using namespace avgpool_support;
-
-namespace {
-
-std::vector<std::string> cpu_impl_names() { return impl_names("cpu:"); }
-
-using Guarded = GuardedBuffer;
-
-bool run_impl(const std::string& impl, const avgpool_params& p, const void* src, Guarded* out) {
-  return run_forward_impl(impl, p, src, out->data());
-}
-
-int64_t dst_count(const avgpool_params& p) {
-  int64_t s = 0, d = 0;
-  REQUIRE(element_counts(p, &s, &d));
-  return d;
-}
-
-int64_t src_count(const avgpool_params& p) {
-  return p.n * p.c * p.h * p.w;
-}
-
-// Checks every CPU implementation that accepts p against the reference.
-// Returns how many implementations ran.
-int check_all_impls(const avgpool_params& p, const void* src) {
-  return check_against_reference(cpu_impl_names(), p, src, false);
-}
-
-}  // namespace
+using namespace cpu_test;
 
 TEST_SUITE("cpu") {
 
@@ -113,24 +88,6 @@ TEST_CASE("every golden case on every CPU implementation: pytorch bitwise, fast 
 
 TEST_CASE("random configurations: every dtype, layout and numerics against the reference") {
   CHECK(check_random_problems(cpu_impl_names(), 20261129, 400, false) >= 400);
-}
-
-// Every dtype, numerics and count_include_pad of p, in each of layouts, on
-// random inputs (seed), through every CPU implementation that accepts it.
-void check_variants(avgpool_params p, std::initializer_list<avgpool_layout> layouts, uint64_t seed) {
-  p.backend = AVGPOOL_BACKEND_CPU;
-  for (int dtype = 0; dtype < 4; ++dtype)
-    for (avgpool_layout layout : layouts)
-      for (int numerics = 0; numerics < 2; ++numerics)
-        for (int include = 0; include < 2; ++include) {
-          p.count_include_pad = include;
-          p.dtype = (avgpool_dtype)dtype;
-          p.layout = layout;
-          p.numerics = (avgpool_numerics)numerics;
-          std::vector<unsigned char> src((size_t)(src_count(p) * element_size(p.dtype)));
-          fill_random(p.dtype, src.data(), src_count(p), seed, -1.0, 1.0);
-          CHECK(check_all_impls(p, src.data()) >= 1);
-        }
 }
 
 TEST_CASE("wide rows, big kernels and many channels (several column blocks)") {

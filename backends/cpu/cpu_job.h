@@ -18,7 +18,8 @@ namespace cpu {
 
 // One pooling job, in a layout-free form: a tensor is `planes` planes of
 // h x w pixels of `vec` contiguous elements. NCHW: planes = n*c, vec = 1.
-// NHWC: planes = n, vec = c. Decided once per plan (CpuConfig in impls.cpp
+// NHWC: planes = n, vec = c (one channel: the same memory as NCHW, taken
+// as NCHW). Decided once per plan (CpuConfig in impls.cpp
 // owns every table it points to); a call copies it and sets src, dst, rows,
 // cols and nt_out.
 struct Job {
@@ -49,6 +50,11 @@ struct Job {
   // pytorch numerics each output adds rows then columns itself, and with
   // stride 1 or in NHWC summing the window directly measured as fast.
   bool presum;
+  // Tall windows (at least kTallRows rows in impls.cpp): fast numerics sum
+  // the rows first (presum), pytorch numerics accumulate NCHW outputs of
+  // stride 1 rows outer (tall_rows), so each window row is read in memory
+  // order instead of a column of rows per vector of outputs.
+  bool tall;
   // NCHW, one output per plane whose window covers the plane: vectorized
   // across planes (global pooling).
   bool global;
@@ -78,16 +84,36 @@ struct Job {
   // windows as clipped to the input, never by the kernel.
   int64_t vsum_at, out_at, conv_at;  // bytes
   int64_t conv_stride;               // elements
+  // Column blocks [b0, b1) per unit: all of them, or one each when output
+  // rows are few (the outputs of a row split over threads).
+  int64_t nblocks;
+  // Fast numerics, few output rows, tall windows: each window's rows are
+  // split into nchunks chunks of chunk_rows rows (fixed by the problem, not
+  // by the threads); partial_unit sums one chunk for a whole output row
+  // into partials (set per call; planes * oh * nchunks rows of ow * vec
+  // accumulators), combine_row adds the chunks in order and divides. 0
+  // chunks: not split. ones: ow ones (the partial pass's divisors).
+  int64_t chunk_rows, nchunks;
+  const void* ones;
+  void* partials;
 };
 
-// Computes outputs (plane p, row oy) for p in [p0, p1), oy in [oy0, oy1).
-// scratch: the layout above.
-using BlockFn = void (*)(const Job& job, int64_t p0, int64_t p1, int64_t oy0, int64_t oy1,
-                         void* scratch);
+// Computes outputs (plane p, row oy, column block b) for p in [p0, p1),
+// oy in [oy0, oy1), b in [b0, b1). scratch: the layout above.
+using BlockFn = void (*)(const Job& job, int64_t p0, int64_t p1, int64_t oy0, int64_t oy1, int64_t b0,
+                         int64_t b1, void* scratch);
+// A split job's units (Job::nchunks): partial_unit(u) for u < planes * oh *
+// nchunks, then, after every one of those, combine_row(r) for r < planes * oh.
+using UnitFn = void (*)(const Job& job, int64_t u, void* scratch);
+
+struct DtypeKernels {
+  BlockFn block;
+  UnitFn partial, combine;
+};
 
 struct KernelTable {
   const char* isa;
-  BlockFn f32, f16, bf16, f64;
+  DtypeKernels f32, f16, bf16, f64;
 };
 
 KernelTable kernels_avx512();

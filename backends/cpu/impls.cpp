@@ -24,7 +24,7 @@ namespace avgpool {
 namespace cpu {
 namespace {
 
-BlockFn kernel_for(Isa isa, avgpool_dtype dtype) {
+DtypeKernels kernel_for(Isa isa, avgpool_dtype dtype) {
 #if defined(AVGPOOL_CPU_X86_KERNELS)  // compiled for x86 targets only (CMakeLists.txt)
   const KernelTable t = isa == Isa::kAvx512 ? kernels_avx512() : isa == Isa::kAvx2 ? kernels_avx2() : kernels_base();
 #else
@@ -44,14 +44,17 @@ BlockFn kernel_for(Isa isa, avgpool_dtype dtype) {
 // Everything a call needs, decided at plan creation. Read-only afterwards:
 // a plan may execute on several threads at once.
 struct CpuConfig : Config {
-  Job job;     // the template; src, dst, rows, cols and nt_out are set per call
-  BlockFn fn;  // the kernel for the dtype and instruction set
+  Job job;          // the template; src, dst, rows, cols, nt_out and partials are set per call
+  DtypeKernels fn;  // the kernels for the dtype and instruction set
   // NHWC non-temporal output stores, for a 64-byte-aligned dst (checked per
   // call).
   bool nt_out = false;
-  // Parallel units: rb output rows of one plane, or pb whole planes.
-  int64_t rb = 1, pb = 1, row_units = 1, units = 1;
+  // Parallel units: rb output rows of one plane, or pb whole planes, times
+  // bpu column blocks (col_units of them). A split job (job.nchunks > 0)
+  // runs `units` partial units, then `rows` combine units.
+  int64_t rb = 1, pb = 1, row_units = 1, bpu = 1, col_units = 1, units = 1, rows = 0;
   size_t scratch_bytes = 0;  // per thread, a multiple of 64
+  size_t partial_bytes = 0;  // split jobs: the partial sums, after the caller's scratch
   std::vector<int32_t> div_row;
   std::vector<int64_t> block_cols;
 };
@@ -59,12 +62,29 @@ struct CpuConfig : Config {
 // The tables in the accumulator type A (float; double for f64).
 template <class A>
 struct CpuConfigOf final : CpuConfig {
-  std::vector<A> div, rcp, flat_div, flat_rcp;
+  std::vector<A> div, rcp, flat_div, flat_rcp, ones;
 };
 
 constexpr int64_t kSpanTarget = 4096;            // elements one block's windows span (<= 16 KiB f32)
 constexpr int64_t kNtBytes = int64_t(32) << 20;  // NHWC outputs streamed from this size on
 constexpr int64_t kUnitTarget = 32768;           // elements of work per parallel unit
+// Large windows (the AUTO rules of this backend; docs/cpu.md, "Large
+// windows", has the measurements):
+// - windows of kTallRows rows or more (Job::tall): fast numerics sum the
+//   rows first (NCHW; NHWC where that saves reads), pytorch numerics
+//   accumulate NCHW outputs of stride 1 rows outer;
+// - fewer than kFewRows output rows (planes x oh): the work is split below
+//   the output row, by a fixed partition (the bits do not depend on the
+//   threads): fast numerics with windows of two chunks or more split the
+//   window rows into chunks of at least kChunkElems input elements (at most
+//   kMaxChunks chunks); otherwise (pytorch numerics: one chain per output)
+//   the outputs of a row are split into column blocks, kFewRows units in all
+//   where the row is wide enough.
+constexpr int64_t kTallRows = 16;
+constexpr int64_t kFewRows = 64;
+constexpr int64_t kChunkElems = 65536;
+constexpr int64_t kMaxChunks = 32;
+constexpr int64_t kMaxPartialBytes = int64_t(16) << 20;
 
 int64_t align64(int64_t n) { return (n + 63) & ~int64_t(63); }
 
@@ -75,7 +95,8 @@ void plan_job(const Problem& q, CpuConfigOf<A>* c) {
   Job& j = c->job;
   j = Job{};
   build_divisors<A>(q, &c->div, &c->div_row, [](int64_t d) { return static_cast<A>(d); });  // in the accumulator type
-  const bool nchw = q.layout == AVGPOOL_LAYOUT_NCHW;
+  const bool nchw = q.layout == AVGPOOL_LAYOUT_NCHW || q.c == 1;  // one channel: the same memory
+  const bool fast = q.numerics == AVGPOOL_NUMERICS_FAST;
   const bool converts = q.dtype == AVGPOOL_DTYPE_F16 || q.dtype == AVGPOOL_DTYPE_BF16;
   j.planes = nchw ? q.n * q.c : q.n;
   j.vec = nchw ? 1 : q.c;
@@ -94,10 +115,22 @@ void plan_job(const Problem& q, CpuConfigOf<A>* c) {
   // Vertical sums first: fast numerics, NCHW, strided windows (the sums
   // save gathers). With stride 1 the columns are contiguous and summing the
   // window directly measured as fast or faster (no store-to-load stalls).
-  j.presum = q.numerics == AVGPOOL_NUMERICS_FAST && j.vec == 1 && q.sw > 1;
+  // Tall windows (kTallRows). Fast numerics: row sums first where they save
+  // reads or loads: NCHW; NHWC windows that overlap along the row (each
+  // output row's sums serve several outputs) or channels that leave vectors
+  // partly empty. Non-overlapping NHWC windows over whole channel vectors
+  // are summed in registers, each input read once, as they are (global
+  // 16x64x256x256 NHWC: 1.07-1.11 of a read pass with row sums first, 1.20
+  // without). Pytorch numerics: NCHW windows of stride 1 along the row
+  // accumulate rows outer (tall_rows in kernels.inl).
+  const int64_t lanes = 64 / (int64_t)sizeof(A);
+  j.tall = j.max_rows >= kTallRows && (!fast || nchw || q.kw > q.sw || q.c % lanes != 0);
+  j.presum = fast && ((j.vec == 1 && q.sw > 1) || j.tall);
   // Software prefetch where most input rows are read once (NCHW row sums,
   // NHWC window sums).
   j.prefetch = 2 * q.sh >= q.kh;
+  const int64_t out_rows = j.planes * q.oh;  // planes x output rows (<= dst elements)
+  const bool few_rows = out_rows < kFewRows;
   c->nt_out = !nchw && !converts && q.c % (64 / q.element_size) == 0 &&
               q.dst_elements * q.element_size >= kNtBytes;
   j.global = nchw && q.oh == 1 && q.ow == 1 && q.rows[0].begin == 0 && q.rows[0].end == q.h &&
@@ -117,7 +150,7 @@ void plan_job(const Problem& q, CpuConfigOf<A>* c) {
   // kernel (its kRingMax is 16 in kernels.inl; channels a multiple of one
   // 64-byte vector).
   j.sep_s1 = !nchw && q.numerics == AVGPOOL_NUMERICS_FAST && q.sw == 1 && q.kw >= 4 &&
-             q.kw <= 16 && q.c % (int64_t)(64 / sizeof(A)) == 0 && hi > lo;
+             q.kw <= 16 && q.c % lanes == 0 && hi > lo;
 
   // Flat interior rows (see flat_rows in kernels.inl).
   int64_t ylo = 0;
@@ -129,7 +162,7 @@ void plan_job(const Problem& q, CpuConfigOf<A>* c) {
     ++yhi;
   j.oy_lo = ylo;
   j.oy_hi = yhi;
-  j.flat = nchw && !converts && q.sh == 1 && q.sw == 1 && q.ow == q.w && hi > lo && yhi > ylo;
+  j.flat = nchw && !converts && !few_rows && q.sh == 1 && q.sw == 1 && q.ow == q.w && hi > lo && yhi > ylo;
   j.flat_chunk = q.ow >= 4096 ? 1 : 4096 / q.ow;
   if (j.flat) {
     const size_t n = (size_t)(j.flat_chunk * q.ow);
@@ -145,9 +178,31 @@ void plan_job(const Problem& q, CpuConfigOf<A>* c) {
   }
 
   // Column blocks: windows spanning about kSpanTarget elements.
-  const int64_t cols_target = kSpanTarget / j.vec;
+  // Tall windows in NHWC: blocks four times as wide (row sums of 64 KiB,
+  // in L2), so that neighbouring blocks, whose windows overlap, sum fewer
+  // columns twice (k32 s16, 64 channels: 64 columns a block, 48 new).
+  const int64_t cols_target = (j.presum && j.tall && j.vec > 1 && !converts ? 4 * kSpanTarget : kSpanTarget) / j.vec;
   j.ob = cols_target > q.kw ? (cols_target - q.kw) / q.sw + 1 : 1;
   if (j.ob > q.ow) j.ob = q.ow;
+  // Few output rows: split fast numerics' tall windows by rows (below);
+  // otherwise narrower blocks, so that the rows' outputs give about
+  // kFewRows units (whole vectors of outputs in NCHW).
+  if (few_rows && out_rows > 0) {
+    int64_t cr = (kChunkElems + q.w * j.vec - 1) / (q.w * j.vec);
+    if (cr < (j.max_rows + kMaxChunks - 1) / kMaxChunks) cr = (j.max_rows + kMaxChunks - 1) / kMaxChunks;
+    const int64_t nc = (j.max_rows + cr - 1) / cr;
+    const int64_t acc = (int64_t)sizeof(A);
+    if (fast && nc >= 2 && q.ow * j.vec <= kMaxPartialBytes / acc / nc / out_rows) {
+      j.chunk_rows = cr;
+      j.nchunks = nc;
+      c->partial_bytes = (size_t)align64(out_rows * nc * q.ow * j.vec * acc);
+    } else {
+      const int64_t per_row = (kFewRows + out_rows - 1) / out_rows;
+      int64_t ob = (q.ow + per_row - 1) / per_row;
+      if (j.vec == 1) ob = (ob + 15) / 16 * 16;
+      if (ob < j.ob) j.ob = ob;
+    }
+  }
   j.span_cap = 0;
   c->block_cols.reserve((size_t)(2 * ((q.ow + j.ob - 1) / j.ob)));
   for (int64_t ob0 = 0; ob0 < q.ow; ob0 += j.ob) {
@@ -163,6 +218,11 @@ void plan_job(const Problem& q, CpuConfigOf<A>* c) {
     if ((xb - xa) * j.vec > j.span_cap) j.span_cap = (xb - xa) * j.vec;
   }
   j.block_cols = c->block_cols.data();
+  j.nblocks = (q.ow + j.ob - 1) / j.ob;
+  if (j.nchunks > 0) {
+    c->ones.assign((size_t)q.ow, A(1));
+    j.ones = c->ones.data();
+  }
 
   // Scratch layout (cpu_job.h). The 128 bytes after the vertical sum are
   // slack for even_lanes, which reads past the last lane it uses.
@@ -174,7 +234,7 @@ void plan_job(const Problem& q, CpuConfigOf<A>* c) {
   if (converts) at += align64(j.ob * j.vec * acc);
   j.conv_at = at;
   j.conv_stride = align64(j.span_cap * acc) / acc;
-  if (converts) at += j.max_rows * j.conv_stride * acc;
+  if (converts) at += (j.nchunks > 0 ? j.chunk_rows : j.max_rows) * j.conv_stride * acc;  // rows one unit converts
   c->scratch_bytes = (size_t)align64(at + 64);
 
   // Parallel units: a run of output rows of one plane, or whole planes.
@@ -190,14 +250,25 @@ void plan_job(const Problem& q, CpuConfigOf<A>* c) {
     if (pb < 1) pb = 1;
     if (pb > j.planes) pb = j.planes > 0 ? j.planes : 1;  // n == 0: no units run
   }
+  if (few_rows) rb = pb = 1;
+  // Global pooling: at least one vector of planes (16 f32) per unit where
+  // there are two such vectors or more (pytorch numerics sums across the
+  // planes of a vector; a unit of one plane leaves 15 lanes idle).
+  if (j.global && j.planes >= 32 && pb < 16) pb = 16;
   c->rb = rb;
   c->pb = pb;
   c->row_units = (q.oh + rb - 1) / rb;
-  c->units = (j.planes + pb - 1) / pb * c->row_units;
+  c->bpu = few_rows ? 1 : j.nblocks;
+  c->col_units = j.nblocks > 0 ? (j.nblocks + c->bpu - 1) / c->bpu : 1;
+  c->units = (j.planes + pb - 1) / pb * c->row_units * c->col_units;
+  if (j.nchunks > 0) {
+    c->rows = out_rows;
+    c->units = out_rows * j.nchunks;
+  }
 }
 
 avgpool_status init(const Problem& q, const DeviceInfo&, ConfigPtr* config, Decline* why) {
-  const BlockFn fn = kernel_for(isa_for_plan(), q.dtype);
+  const DtypeKernels fn = kernel_for(isa_for_plan(), q.dtype);
   try {
     std::unique_ptr<CpuConfig> c;
     if (q.dtype == AVGPOOL_DTYPE_F64) {
@@ -229,23 +300,32 @@ avgpool_status execute(const Problem& q, const Config& config, const void* src, 
   j.rows = q.rows.data();
   j.cols = q.cols.data();
   j.nt_out = c.nt_out && ((uintptr_t)dst & 63) == 0;
-  const BlockFn fn = c.fn;
-  const int64_t units = c.units, row_units = c.row_units, rb = c.rb, pb = c.pb;
+  const DtypeKernels fn = c.fn;
+  const int64_t units = c.units, row_units = c.row_units, col_units = c.col_units, rb = c.rb, pb = c.pb,
+                bpu = c.bpu, rows = c.rows;
+  const bool split = j.nchunks > 0;
   auto run_unit = [&](int64_t u, void* scratch) {
-    const int64_t pu = u / row_units, ru = u % row_units;
+    if (split) return fn.partial(j, u, scratch);
+    const int64_t cu = u % col_units, pr = u / col_units;
+    const int64_t pu = pr / row_units, ru = pr % row_units;
     const int64_t p0 = pu * pb, p1 = p0 + pb < j.planes ? p0 + pb : j.planes;
     const int64_t oy0 = ru * rb, oy1 = oy0 + rb < j.oh ? oy0 + rb : j.oh;
-    fn(j, p0, p1, oy0, oy1, scratch);
+    const int64_t b0 = cu * bpu, b1 = b0 + bpu < j.nblocks ? b0 + bpu : j.nblocks;
+    fn.block(j, p0, p1, oy0, oy1, b0, b1, scratch);
   };
-  // The calling thread takes its scratch before any output is written: when
+  // The calling thread takes its scratch (and, for a split job, the partial
+  // sums after it, shared by the team) before any output is written: when
   // it cannot, the call fails with dst untouched. Another thread that cannot
   // takes no units (the others do them).
-  void* scratch = thread_scratch(c.scratch_bytes);
+  void* scratch = thread_scratch(c.scratch_bytes + c.partial_bytes);
   if (scratch == nullptr)
-    return set_error(AVGPOOL_ERROR_OUT_OF_MEMORY, "no memory for %zu bytes of scratch", c.scratch_bytes);
+    return set_error(AVGPOOL_ERROR_OUT_OF_MEMORY, "no memory for %zu bytes of scratch",
+                     c.scratch_bytes + c.partial_bytes);
+  if (split) j.partials = static_cast<char*>(scratch) + c.scratch_bytes;
   const int nt = threads_for(units);
   if (nt <= 1) {
     for (int64_t u = 0; u < units; ++u) run_unit(u, scratch);
+    for (int64_t r = 0; r < rows; ++r) fn.combine(j, r, scratch);
     thread_scratch_trim();
     return AVGPOOL_SUCCESS;
   }
@@ -255,9 +335,11 @@ avgpool_status execute(const Problem& q, const Config& config, const void* src, 
   // thread that starts late (or gets no scratch) does not hold up the
   // others. Every output is computed by one unit, so the result does not
   // depend on who runs it.
+  // A split job's combine units start after every partial unit is done
+  // (the barrier); they need no scratch.
   int64_t chunk = units / ((int64_t)nt * 16);
   if (chunk < 1) chunk = 1;
-  std::atomic<int64_t> next{0};
+  std::atomic<int64_t> next{0}, next_row{0};
 #pragma omp parallel num_threads(nt)
   {
     void* mine = thread_scratch(c.scratch_bytes);  // the caller's: the buffer above
@@ -266,6 +348,10 @@ avgpool_status execute(const Problem& q, const Config& config, const void* src, 
         const int64_t u1 = u0 + chunk < units ? u0 + chunk : units;
         for (int64_t u = u0; u < u1; ++u) run_unit(u, mine);
       }
+    }
+    if (split) {
+#pragma omp barrier
+      for (int64_t r; (r = next_row.fetch_add(1, std::memory_order_relaxed)) < rows;) fn.combine(j, r, mine);
     }
     thread_scratch_trim();
   }

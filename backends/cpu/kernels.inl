@@ -249,14 +249,127 @@ template <class A>
 inline bool fused_applies(const Job&) { return false; }
 #endif
 
+#if defined(__AVX512F__)
+// r[l][j] -> r[j][l] for a 16 x 16 float tile.
+inline void transpose16(__m512* r) {
+  __m512 t[16];
+  for (int i = 0; i < 16; i += 2) {
+    t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
+    t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
+  }
+  for (int i = 0; i < 16; i += 4) {
+    r[i] = _mm512_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(1, 0, 1, 0));
+    r[i + 1] = _mm512_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(3, 2, 3, 2));
+    r[i + 2] = _mm512_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(1, 0, 1, 0));
+    r[i + 3] = _mm512_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(3, 2, 3, 2));
+  }
+  for (int i = 0; i < 4; ++i) {
+    t[i] = _mm512_shuffle_f32x4(r[i], r[i + 4], 0x88);
+    t[i + 4] = _mm512_shuffle_f32x4(r[i], r[i + 4], 0xdd);
+    t[i + 8] = _mm512_shuffle_f32x4(r[i + 8], r[i + 12], 0x88);
+    t[i + 12] = _mm512_shuffle_f32x4(r[i + 8], r[i + 12], 0xdd);
+  }
+  for (int i = 0; i < 8; ++i) {
+    r[i] = _mm512_shuffle_f32x4(t[i], t[i + 8], 0x88);
+    r[i + 8] = _mm512_shuffle_f32x4(t[i], t[i + 8], 0xdd);
+  }
+}
+
+// Wide strided windows, f32, NCHW (kw >= 16, sw >= 2): lane l = output
+// i + l. Per window row, 16 columns of each lane's window are loaded as one
+// vector each (lane l's at row + l * sw + t; no gathers), transposed, and
+// added column by column: each lane adds its window's columns left to
+// right, rows in order, so pytorch numerics keeps PyTorch's order. Gathers
+// (one column of 16 windows each) ran at 0.11 of a read pass for k32 s16.
+inline void transposed_windows(const float* const* hr, int64_t hn, int64_t base, int64_t n, int64_t kw,
+                               int64_t sw, const float* div, const float* rcp, float* out) {
+  for (int64_t i = 0; i < n; i += 16) {
+    const int64_t k = imin(16, n - i);
+    __m512 acc = _mm512_setzero_ps();
+    for (int64_t r = 0; r < hn; ++r) {
+      const float* row = hr[r] + base + i * sw;
+      for (int64_t t = 0; t < kw; t += 16) {
+        const int64_t m = imin(16, kw - t);
+        __m512 v[16];
+        if (k == 16 && m == 16) {
+#pragma GCC unroll 16
+          for (int l = 0; l < 16; ++l) v[l] = _mm512_loadu_ps(row + l * sw + t);
+        } else {
+          for (int l = 0; l < 16; ++l)
+            v[l] = l < k ? (__m512)load_part(row + l * sw + t, m) : _mm512_setzero_ps();
+        }
+        transpose16(v);
+        if (m == 16) {
+#pragma GCC unroll 16
+          for (int j = 0; j < 16; ++j) acc = _mm512_add_ps(acc, v[j]);
+        } else {
+          for (int64_t j = 0; j < m; ++j) acc = _mm512_add_ps(acc, v[j]);
+        }
+      }
+    }
+    const vec<float> a = (vec<float>)acc, d = load_part(div + i, k);
+    store_part(out + i, rcp ? quot_fast(a, d, load_part(rcp + i, k)) : a / d, k);
+  }
+}
+#endif
+
+// Pytorch numerics, tall windows (Job::tall), NCHW, stride 1 along the
+// row: the outputs accumulate window row by window row (rows outer), four
+// vectors of outputs in registers per pass over a row's columns, then back
+// in `out`; every output still adds rows then columns (left to right) from
+// 0, PyTorch's order. The window rows are then read in memory order instead
+// of as a column of hn rows per two vectors of outputs (interior_run), which
+// for a (4096, 1) window walked 4096 rows 16 KiB apart per pass: 3.9 ->
+// 1.8 ms on 1x1x4096x4096 (0.33 -> 0.62-0.70 of a read pass).
+template <class A>
+void tall_rows(const A* const* hr, int64_t hn, int64_t base, int64_t n, int64_t kw, const A* div, A* out) {
+  constexpr int N = simd<A>::n;
+  for (int64_t i = 0; i < n; i += N) store_part(out + i, zero<A>(), imin(N, n - i));
+  for (int64_t r = 0; r < hn; ++r) {
+    const A* row = hr[r] + base;
+    int64_t i = 0;
+    for (; i + 4 * N <= n; i += 4 * N) {
+      vec<A> a0 = loadu(out + i), a1 = loadu(out + i + N), a2 = loadu(out + i + 2 * N),
+             a3 = loadu(out + i + 3 * N);
+      for (int64_t j = 0; j < kw; ++j) {
+        a0 += loadu(row + i + j);
+        a1 += loadu(row + i + j + N);
+        a2 += loadu(row + i + j + 2 * N);
+        a3 += loadu(row + i + j + 3 * N);
+      }
+      storeu(out + i, a0);
+      storeu(out + i + N, a1);
+      storeu(out + i + 2 * N, a2);
+      storeu(out + i + 3 * N, a3);
+    }
+    for (; i < n; i += N) {
+      const int64_t k = imin(N, n - i);
+      vec<A> a = load_part(out + i, k);
+      for (int64_t j = 0; j < kw; ++j) a += load_part(row + i + j, k);
+      store_part(out + i, a, k);
+    }
+  }
+  for (int64_t i = 0; i < n; i += N) {
+    const int64_t k = imin(N, n - i);
+    store_part(out + i, load_part(out + i, k) / load_part(div + i, k), k);
+  }
+}
+
 template <class A>
 void interior(const Job& jb, const A* const* hr, int64_t hn, int64_t base, int64_t n,
               const A* div, const A* rcp, bool slack, A* out) {
+  if (rcp == nullptr && jb.tall && jb.sw == 1 && hn > 1) return tall_rows(hr, hn, base, n, jb.kw, div, out);
 #if defined(__AVX512F__)
   if (rcp != nullptr && fused_applies<A>(jb)) {
     if (jb.sw == 1)
       return fused_s1(hr, hn, base, n, jb.kw, div, rcp, jb.prefetch, out);
     return fused_s2(hr, hn, base, n, jb.kw, div, rcp, jb.prefetch, out);
+  }
+#endif
+#if defined(__AVX512F__)
+  if constexpr (is_f32<A>) {
+    if (jb.kw >= 16 && jb.sw >= 2 && jb.sw < (int64_t(1) << 26))
+      return transposed_windows(hr, hn, base, n, jb.kw, jb.sw, div, rcp, out);
   }
 #endif
 #define AVGPOOL_CASE(K, S) \
@@ -279,9 +392,34 @@ inline A column_sum(const Job& jb, const A* const* hr, int64_t hn, int64_t xa, i
   return acc;
 }
 
+// Fast numerics, one row of row sums, windows of 4 vectors or more: each
+// output sums its contiguous columns with vector loads and a tree at the end
+// (vectorizing across outputs would take kw gathers per vector of outputs;
+// a global window has one output).
+template <class A>
+void wide_windows_nchw(const Job& jb, const A* row, int64_t xa, int64_t ob0, int64_t ob1, const A* div,
+                       const A* rcp, A* out) {
+  constexpr int N = simd<A>::n;
+  for (int64_t ox = ob0; ox < ob1; ++ox) {
+    const int64_t b = jb.cols[ox].begin - xa, e = jb.cols[ox].end - xa;
+    vec<A> a0 = zero<A>(), a1 = zero<A>();
+    int64_t x = b;
+    for (; x + 2 * N <= e; x += 2 * N) {
+      a0 += loadu(row + x);
+      a1 += loadu(row + x + N);
+    }
+    for (; x < e; x += N) a0 += load_part(row + x, imin(N, e - x));
+    const vec<A> a = zero<A>() + reduce_add<A>(a0 + a1);
+    const vec<A> d = zero<A>() + div[ox];
+    out[ox - ob0] = (rcp ? quot_fast(a, d, zero<A>() + rcp[ox]) : a / d)[0];
+  }
+}
+
 template <class A>
 void horizontal_nchw(const Job& jb, const A* const* hr, int64_t hn, int64_t xa, int64_t ob0,
                      int64_t ob1, const A* div, const A* rcp, bool slack, A* out) {
+  // slack: hr is the row sums, which only fast numerics forms
+  if (slack && jb.kw >= 4 * simd<A>::n) return wide_windows_nchw(jb, hr[0], xa, ob0, ob1, div, rcp, out);
   const int64_t i0 = imin(imax(ob0, jb.ox_lo), ob1), i1 = imax(imin(ob1, jb.ox_hi), i0);
   for (int64_t ox = ob0; ox < i0; ++ox) out[ox - ob0] = column_sum(jb, hr, hn, xa, ox) / div[ox];
   if (i1 > i0)
@@ -494,6 +632,43 @@ void global_planes(const Job& jb, const A* src, A* dst, int64_t p0, int64_t p1) 
     }
     return;
   }
+  // pytorch numerics: lane l adds plane p + l in memory order.
+#if defined(__AVX512F__)
+  if constexpr (is_f32<A>) {
+    // 16 elements of each of 16 planes (one cache line each), transposed in
+    // registers, then added column by column: lane l adds plane p + l's
+    // elements in order. Gathering from the planes instead (one element of
+    // each plane per gather) ran at 0.06 of a read pass (16x64x256x256).
+    // Plane l runs l blocks behind plane 0, so the 16 lines loaded together
+    // are not all one L1 set apart (planes are often a multiple of 4 KiB
+    // apart). Lanes before their first block or after their last add +0,
+    // which changes no sum (an accumulator that starts at +0 is never -0).
+    const int64_t nb = (hw + N - 1) / N, nfull = hw / N;
+    for (int64_t p = p0; p < p1; p += N) {
+      const int64_t k = imin(N, p1 - p);
+      const A* base = src + p * hw;
+      __m512 acc = _mm512_setzero_ps();
+      for (int64_t t = 0; t < nb + N - 1; ++t) {
+        __m512 r[16];
+        if (k == N && t >= N - 1 && t < nfull) {
+#pragma GCC unroll 16
+          for (int l = 0; l < 16; ++l) r[l] = _mm512_loadu_ps(base + l * hw + (t - l) * N);
+        } else {
+          for (int l = 0; l < 16; ++l) {
+            const int64_t b = t - l;
+            r[l] = l < k && b >= 0 && b < nb ? (__m512)load_part(base + l * hw + b * N, imin(N, hw - b * N))
+                                             : _mm512_setzero_ps();
+          }
+        }
+        transpose16(r);
+#pragma GCC unroll 16
+        for (int j = 0; j < 16; ++j) acc = _mm512_add_ps(acc, r[j]);
+      }
+      store_part(dst + p, (vec<A>)acc / dv, k);
+    }
+    return;
+  }
+#endif
   for (int64_t p = p0; p < p1; p += N) {
     const int64_t k = imin(N, p1 - p);
     const A* base = src + p * hw;
@@ -502,7 +677,7 @@ void global_planes(const Job& jb, const A* src, A* dst, int64_t p0, int64_t p1) 
       for (int64_t e = 0; e < hw; ++e) acc += gather(base + e, hw);
     else
       for (int64_t e = 0; e < hw; ++e) acc += gather_part(base + e, hw, k);
-    store_part(dst + p, rcp ? quot_fast(acc, dv, zero<A>() + *rcp) : acc / dv, k);
+    store_part(dst + p, acc / dv, k);
   }
 }
 
@@ -549,8 +724,52 @@ void flat_rows(const Job& jb, const A* plane, A* out_plane, int64_t r0, int64_t 
 }
 
 // ---- the block driver ---------------------------------------------------------
+// The window rows [srow, srow + nr rows) over input columns [xa, xa + span /
+// vec): their pointers in rp at the start of scratch (f16/bf16: converted
+// into conv first). With `sums` and two rows or more, their vertical sum in
+// vbuf instead (one row; it has 128 bytes of slack after it, *slack).
+// Returns the rows the horizontal pass adds; *hr points at them.
 template <class T, class A>
-void run_block(const Job& jb, int64_t p0, int64_t p1, int64_t oy0, int64_t oy1, void* scratch) {
+int64_t window_rows(const Job& jb, const T* srow, int64_t nr, int64_t xa, int64_t span, bool sums,
+                    char* s, const A* const** hr, bool* slack) {
+  const A** rp = reinterpret_cast<const A**>(s);
+  const int64_t row_len = jb.w * jb.vec;
+  for (int64_t r = 0; r < nr; ++r) {
+    const T* sp = srow + r * row_len + xa * jb.vec;
+    if constexpr (same<T, A>::value) {
+      rp[r] = sp;
+    } else {
+      A* buf = reinterpret_cast<A*>(s + jb.conv_at) + r * jb.conv_stride;
+      load_block(sp, buf, span);
+      rp[r] = buf;
+    }
+  }
+  *hr = rp;
+  *slack = false;
+  if (!sums || nr < 2) return nr;
+  A* vbuf = reinterpret_cast<A*>(s + jb.vsum_at);
+  vertical_sum(jb, rp, nr, span, vbuf);
+  rp[0] = vbuf;
+  *slack = true;
+  return 1;
+}
+
+// Step 3 for either layout: out[(ox - ob0) * vec + c] for ox in [ob0, ob1).
+template <class A>
+void horizontal(const Job& jb, const A* const* hr, int64_t hn, int64_t xa, int64_t ob0, int64_t ob1,
+                const A* div, const A* rcp, bool slack, bool nt, A* out) {
+  if (jb.vec == 1) horizontal_nchw(jb, hr, hn, xa, ob0, ob1, div, rcp, slack, out);
+  else if (rcp && jb.sep_s1) {
+    if (nt) horizontal_nhwc_s1<true>(jb, hr, hn, xa, ob0, ob1, div, rcp, out);
+    else horizontal_nhwc_s1<false>(jb, hr, hn, xa, ob0, ob1, div, rcp, out);
+  } else if (nt) horizontal_nhwc<true>(jb, hr, hn, xa, ob0, ob1, div, rcp, out);
+  else horizontal_nhwc<false>(jb, hr, hn, xa, ob0, ob1, div, rcp, out);
+}
+
+// Planes [p0, p1) x output rows [oy0, oy1) x column blocks [b0, b1).
+template <class T, class A>
+void run_block(const Job& jb, int64_t p0, int64_t p1, int64_t oy0, int64_t oy1, int64_t b0, int64_t b1,
+               void* scratch) {
   constexpr bool direct = same<T, A>::value;
   const T* src = static_cast<const T*>(jb.src);
   T* dst = static_cast<T*>(jb.dst);
@@ -559,21 +778,21 @@ void run_block(const Job& jb, int64_t p0, int64_t p1, int64_t oy0, int64_t oy1, 
   }
   const int64_t V = jb.vec, row_len = jb.w * V;
   char* s = static_cast<char*>(scratch);  // layout: Job (cpu_job.h)
-  const A** rp = reinterpret_cast<const A**>(s);
-  A* vbuf = reinterpret_cast<A*>(s + jb.vsum_at);
   A* obuf = reinterpret_cast<A*>(s + jb.out_at);
-  A* conv = reinterpret_cast<A*>(s + jb.conv_at);
-
   const A* div_table = static_cast<const A*>(jb.div_table);
   const A* rcp_table = static_cast<const A*>(jb.rcp_table);
-  const A* vrow[1] = {vbuf};
+  // Row sums first: strided NCHW windows the fused kernels do not take, and
+  // tall windows (Job::tall), whose rows are then read once, in order.
+  const bool sums = jb.presum && (jb.tall || !fused_applies<A>(jb));
+  const bool nt = direct && jb.nt_out;
 
   for (int64_t p = p0; p < p1; ++p) {
     for (int64_t oy = oy0; oy < oy1; ++oy) {
       if constexpr (direct) {
         if (jb.flat && oy >= jb.oy_lo && oy < jb.oy_hi) {
           const int64_t r1 = imin(oy1, jb.oy_hi);
-          flat_rows<A>(jb, src + p * jb.h * jb.w, dst + p * jb.oh * jb.ow, oy, r1, rp);
+          flat_rows<A>(jb, src + p * jb.h * jb.w, dst + p * jb.oh * jb.ow, oy, r1,
+                       reinterpret_cast<const A**>(s));
           oy = r1 - 1;
           continue;
         }
@@ -584,42 +803,93 @@ void run_block(const Job& jb, int64_t p0, int64_t p1, int64_t oy0, int64_t oy1, 
       const A* rcp = rcp_table ? rcp_table + (int64_t)jb.div_row[oy] * jb.ow : nullptr;
       T* drow = dst + (p * jb.oh + oy) * jb.ow * V;
       const T* srow = src + (p * jb.h + rw.begin) * row_len;
-      for (int64_t ob0 = 0, blk = 0; ob0 < jb.ow; ob0 += jb.ob, ++blk) {
-        const int64_t ob1 = imin(ob0 + jb.ob, jb.ow);
+      for (int64_t blk = b0; blk < b1; ++blk) {
+        const int64_t ob0 = blk * jb.ob, ob1 = imin(ob0 + jb.ob, jb.ow);
         const int64_t xa = jb.block_cols[2 * blk], xb = jb.block_cols[2 * blk + 1];
-        const int64_t span = (xb - xa) * V;
-        for (int64_t r = 0; r < nr; ++r) {
-          const T* sp = srow + r * row_len + xa * V;
-          if constexpr (direct) {
-            rp[r] = sp;
-          } else {
-            A* buf = conv + r * jb.conv_stride;
-            load_block(sp, buf, span);
-            rp[r] = buf;
-          }
-        }
-        const A* const* hr = rp;
-        int64_t hn = nr;
-        if (jb.presum && nr >= 2 && !fused_applies<A>(jb)) {
-          vertical_sum(jb, rp, nr, span, vbuf);
-          hr = vrow;
-          hn = 1;
-        }
+        const A* const* hr;
+        bool slack;
+        const int64_t hn = window_rows<T, A>(jb, srow, nr, xa, (xb - xa) * V, sums, s, &hr, &slack);
         A* out;
         if constexpr (direct) out = drow + ob0 * V;
         else out = obuf;
-        if (V == 1) horizontal_nchw(jb, hr, hn, xa, ob0, ob1, div, rcp, hr == vrow, out);
-        else if (rcp && jb.sep_s1) {
-          if (direct && jb.nt_out) horizontal_nhwc_s1<true>(jb, hr, hn, xa, ob0, ob1, div, rcp, out);
-          else horizontal_nhwc_s1<false>(jb, hr, hn, xa, ob0, ob1, div, rcp, out);
-        } else if (direct && jb.nt_out) horizontal_nhwc<true>(jb, hr, hn, xa, ob0, ob1, div, rcp, out);
-        else horizontal_nhwc<false>(jb, hr, hn, xa, ob0, ob1, div, rcp, out);
+        horizontal(jb, hr, hn, xa, ob0, ob1, div, rcp, slack, nt, out);
         if constexpr (!direct) store_block(obuf, drow + ob0 * V, (ob1 - ob0) * V);
       }
     }
   }
-  if constexpr (direct) {
-    if (jb.nt_out) nt_fence();  // order the non-temporal stores before the caller's barrier
+  if (nt) nt_fence();  // order the non-temporal stores before the caller's barrier
+}
+
+// ---- window rows split over units (fast numerics, few output rows) ------------
+// Unit u = (output row r = p * oh + oy, chunk c = u % nchunks): the rows
+// [begin + c * chunk_rows, + chunk_rows) of row oy's window, clipped to it,
+// summed for every output of the row (rows first where Job::presum, then
+// the columns; no division: the divisors are Job::ones) into partials[u]. A chunk without
+// rows writes nothing; combine_row reads only the chunks with rows.
+template <class T, class A>
+void partial_unit(const Job& jb, int64_t u, void* scratch) {
+  const int64_t V = jb.vec, n_out = jb.ow * V;
+  const int64_t r = u / jb.nchunks, c = u % jb.nchunks;
+  const int64_t p = r / jb.oh, oy = r % jb.oh;
+  const AxisWindow rw = jb.rows[oy];
+  const int64_t r0 = rw.begin + c * jb.chunk_rows;
+  const int64_t nr = imax(imin(jb.chunk_rows, rw.end - r0), 0);
+  if (nr == 0) return;
+  const T* srow = static_cast<const T*>(jb.src) + (p * jb.h + r0) * jb.w * V;
+  const A* ones = static_cast<const A*>(jb.ones);
+  A* part = static_cast<A*>(jb.partials) + u * n_out;
+  char* s = static_cast<char*>(scratch);
+  for (int64_t ob0 = 0, blk = 0; ob0 < jb.ow; ob0 += jb.ob, ++blk) {
+    const int64_t ob1 = imin(ob0 + jb.ob, jb.ow);
+    const int64_t xa = jb.block_cols[2 * blk], xb = jb.block_cols[2 * blk + 1];
+    const A* const* hr;
+    bool slack;
+    const int64_t hn = window_rows<T, A>(jb, srow, nr, xa, (xb - xa) * V, jb.presum, s, &hr, &slack);
+    horizontal(jb, hr, hn, xa, ob0, ob1, ones, (const A*)nullptr, slack, false, part + ob0 * V);
+  }
+}
+
+// Output row r = p * oh + oy of a split job: each output adds its chunks'
+// partial sums in chunk order (the same order whatever the threads), then
+// divides (quot_fast) and is rounded to the dtype once.
+template <class T, class A>
+void combine_row(const Job& jb, int64_t r, void*) {
+  constexpr int N = simd<A>::n;
+  const int64_t V = jb.vec, n_out = jb.ow * V;
+  const int64_t oy = r % jb.oh;
+  const int64_t nr = imax(jb.rows[oy].end - jb.rows[oy].begin, 0);
+  const int64_t nc = (nr + jb.chunk_rows - 1) / jb.chunk_rows;
+  const A* part = static_cast<const A*>(jb.partials) + r * jb.nchunks * n_out;
+  const A* div = static_cast<const A*>(jb.div_table) + (int64_t)jb.div_row[oy] * jb.ow;
+  const A* rcp = static_cast<const A*>(jb.rcp_table) + (int64_t)jb.div_row[oy] * jb.ow;
+  T* drow = static_cast<T*>(jb.dst) + r * n_out;
+  auto sum = [&](int64_t e, int64_t k) {
+    vec<A> a = zero<A>();
+    for (int64_t c = 0; c < nc; ++c) a += load_part(part + c * n_out + e, k);
+    return a;
+  };
+  auto put = [&](int64_t e, vec<A> q, int64_t k) {
+    if constexpr (same<T, A>::value) {
+      store_part(drow + e, q, k);
+    } else {
+      A t[N];
+      memcpy(t, &q, sizeof t);
+      store_block(t, drow + e, k);
+    }
+  };
+  if (V == 1) {
+    for (int64_t e = 0; e < n_out; e += N) {
+      const int64_t k = imin(N, n_out - e);
+      put(e, quot_fast(sum(e, k), load_part(div + e, k), load_part(rcp + e, k)), k);
+    }
+    return;
+  }
+  for (int64_t ox = 0; ox < jb.ow; ++ox) {
+    const vec<A> dv = zero<A>() + div[ox], rv = zero<A>() + rcp[ox];
+    for (int64_t c0 = 0; c0 < V; c0 += N) {
+      const int64_t k = imin(N, V - c0);
+      put(ox * V + c0, quot_fast(sum(ox * V + c0, k), dv, rv), k);
+    }
   }
 }
 
@@ -628,10 +898,10 @@ void run_block(const Job& jb, int64_t p0, int64_t p1, int64_t oy0, int64_t oy1, 
 KernelTable table() {
   return KernelTable{
       AVGPOOL_CPU_ISA_NAME,
-      run_block<float, float>,
-      run_block<F16, float>,
-      run_block<BF16, float>,
-      run_block<double, double>,
+      {run_block<float, float>, partial_unit<float, float>, combine_row<float, float>},
+      {run_block<F16, float>, partial_unit<F16, float>, combine_row<F16, float>},
+      {run_block<BF16, float>, partial_unit<BF16, float>, combine_row<BF16, float>},
+      {run_block<double, double>, partial_unit<double, double>, combine_row<double, double>},
   };
 }
 

@@ -48,6 +48,7 @@ struct Case {
   int64_t n, c, h, w, k, s, p;
   int ceil_mode, include_pad;
   int rounds;
+  int64_t kw = 0, sw = 0;  // when the window is not square: kernel_w, stride_w (0: k, s)
 };
 
 const Case kCases[] = {
@@ -60,12 +61,35 @@ const Case kCases[] = {
     {"k5s1p2_4x64x1024x1024", 4, 64, 1024, 1024, 5, 1, 2, 0, 1, 3},
 };
 
+// Large windows (forward only, alternate/large/...): global pooling of big
+// planes, few outputs (fewer than cores), windows much larger than the
+// stride, and a tall column window. No padding, padding counted.
+struct LargeCase {
+  const char* name;
+  int64_t n, c, h, w, kh, kw, sh, sw;
+  int rounds;
+  Case as_case() const { return Case{name, n, c, h, w, kh, sh, 0, 0, 1, rounds, kw, sw}; }
+};
+
+const LargeCase kLargeCases[] = {
+    {"global_16x64x256x256", 16, 64, 256, 256, 256, 256, 256, 256, 9},
+    {"global_64x3x1024x1024", 64, 3, 1024, 1024, 1024, 1024, 1024, 1024, 5},
+    {"global_1x1x4096x4096", 1, 1, 4096, 4096, 4096, 4096, 4096, 4096, 15},
+    {"global_1x3x2048x2048", 1, 3, 2048, 2048, 2048, 2048, 2048, 2048, 15},
+    {"global_32x512x64x64", 32, 512, 64, 64, 64, 64, 64, 64, 9},
+    {"k32s16_8x64x512x512", 8, 64, 512, 512, 32, 32, 16, 16, 5},
+    {"k64s32_8x64x512x512", 8, 64, 512, 512, 64, 64, 32, 32, 5},
+    {"k4096x1s1_1x1x4096x4096", 1, 1, 4096, 4096, 4096, 1, 1, 1, 15},
+};
+
 avgpool_params params_of(const Case& c, avgpool_layout layout, avgpool_numerics numerics) {
   avgpool_params p;
   avgpool_params_init(&p);
   p.n = c.n; p.c = c.c; p.h = c.h; p.w = c.w;
-  p.kernel_h = p.kernel_w = c.k;
-  p.stride_h = p.stride_w = c.s;
+  p.kernel_h = c.k;
+  p.kernel_w = c.kw > 0 ? c.kw : c.k;
+  p.stride_h = c.s;
+  p.stride_w = c.sw > 0 ? c.sw : c.s;
   p.padding_h = p.padding_w = c.p;
   p.ceil_mode = c.ceil_mode;
   p.count_include_pad = c.include_pad;
@@ -242,22 +266,28 @@ void BM_plain_loop(benchmark::State& state, Case c) {
   }
 }
 
+// One benchmark per layout: <prefix><case>/nchw and /nhwc.
+void register_layouts(const std::string& prefix, const Case& c,
+                      void (*fn)(benchmark::State&, Case, avgpool_layout)) {
+  for (avgpool_layout layout : {AVGPOOL_LAYOUT_NCHW, AVGPOOL_LAYOUT_NHWC}) {
+    const std::string name = prefix + c.name + "/" + avgpool_layout_name(layout);
+    benchmark::RegisterBenchmark(name.c_str(), fn, c, layout)
+        ->Iterations(c.rounds)
+        ->UseManualTime()
+        ->Unit(benchmark::kMillisecond);
+  }
+}
+
 const int kRegistered = [] {
   for (const Case& c : kCases) {
-    for (auto [kind, bench] : {std::pair<const char*, decltype(&BM_alternate)>{"alternate/", BM_alternate},
-                               {"backward/", BM_backward}})
-      for (avgpool_layout layout : {AVGPOOL_LAYOUT_NCHW, AVGPOOL_LAYOUT_NHWC}) {
-        const std::string name = kind + std::string(c.name) + "/" + avgpool_layout_name(layout);
-        benchmark::RegisterBenchmark(name.c_str(), bench, c, layout)
-            ->Iterations(c.rounds)
-            ->UseManualTime()
-            ->Unit(benchmark::kMillisecond);
-      }
+    register_layouts("alternate/", c, BM_alternate);
+    register_layouts("backward/", c, BM_backward);
     benchmark::RegisterBenchmark((std::string("plain_loop/") + c.name).c_str(), BM_plain_loop, c)
         ->Iterations(2)
         ->UseManualTime()
         ->Unit(benchmark::kMillisecond);
   }
+  for (const LargeCase& c : kLargeCases) register_layouts("alternate/large/", c.as_case(), BM_alternate);
   return 0;
 }();
 
