@@ -121,6 +121,7 @@ TEST_CASE("backward kernel paths: column blocks, long kernels, many channels, st
   const Shape shapes[] = {
       {1, 2, 4, 4200, 3, 3, 1, 1, 1, 1, 0},    // two column blocks, contiguous taps
       {1, 1, 13, 4300, 11, 11, 11, 11, 0, 0, 1}, // broadcast over blocks, ceil overhang
+      {1, 2, 24, 2048, 11, 11, 11, 11, 0, 0, 1}, // broadcast rows of whole 64-byte lines: streamed unstaged
       {1, 1, 6, 4150, 5, 7, 2, 3, 2, 3, 1},    // gathers over blocks
       {2, 70, 9, 75, 3, 5, 2, 4, 1, 2, 1},     // NHWC channel tails
       {1, 300, 5, 40, 2, 2, 2, 2, 0, 0, 0},    // NHWC broadcast, several pixel blocks
