@@ -102,6 +102,11 @@ TEST_CASE("wide rows, big kernels and many channels (several column blocks)") {
       {2, 3, 30, 301, 3, 3, 2, 2, 1, 1, 1},    {1, 2, 8, 999, 2, 2, 2, 2, 0, 0, 0},
       {1, 1, 20, 200, 3, 16, 1, 1, 1, 8, 0},   {1, 2, 9, 77, 5, 17, 1, 1, 2, 8, 1},
       {40, 3, 5, 6, 5, 6, 5, 6, 0, 0, 0},
+      // pytorch numerics' transposed windows below 16 columns: 9+ columns,
+      // and 5+ that overlap along the row (interior runs of 16 outputs and
+      // a partial one)
+      {1, 2, 40, 400, 11, 11, 11, 11, 0, 0, 1},  {1, 2, 30, 330, 9, 9, 9, 9, 4, 4, 0},
+      {1, 3, 20, 180, 5, 6, 2, 2, 2, 3, 1},      {1, 2, 25, 260, 7, 7, 3, 3, 3, 3, 0},
   };
   for (const Shape& s : shapes)
     check_variants(shape_params(s.n, s.c, s.h, s.w, s.kh, s.kw, s.sh, s.sw, s.ph, s.pw, s.ceil),

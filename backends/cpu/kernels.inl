@@ -275,7 +275,8 @@ inline void transpose16(__m512* r) {
   }
 }
 
-// Wide strided windows, f32, NCHW (kw >= 16, sw >= 2): lane l = output
+// Wide strided windows, f32, NCHW (kw >= 16, sw >= 2; in pytorch numerics
+// also narrower ones, see interior): lane l = output
 // i + l. Per window row, 16 columns of each lane's window are loaded as one
 // vector each (lane l's at row + l * sw + t; no gathers), transposed, and
 // added column by column: each lane adds its window's columns left to
@@ -368,7 +369,15 @@ void interior(const Job& jb, const A* const* hr, int64_t hn, int64_t base, int64
 #endif
 #if defined(__AVX512F__)
   if constexpr (is_f32<A>) {
-    if (jb.kw >= 16 && jb.sw >= 2 && jb.sw < (int64_t(1) << 26))
+    // Pytorch numerics also for narrower windows of 9 columns or more, and
+    // of 5 or more that overlap along the row (2-core AMD EPYC AVX-512 VM,
+    // 2026-12-01, f32 NCHW, ms against the windows below: 2x64x2048^2 k11
+    // 225 -> 140, 16x64x256^2 k9 50 -> 29, k10 50 -> 27, k5 s2 88 -> 69,
+    // k6 s2 139 -> 104, k7 s3 100 -> 75, 4x64x512^2 k11 s4 100 -> 48; but
+    // k5 s5 40 -> 51, k7 s7 39 -> 45, k8 s8 33 -> 35, k3 s2 32 -> 35, k2 s2
+    // 49 -> 57: there the compiled windows stay).
+    const bool narrow = rcp == nullptr && (jb.kw >= 9 || (jb.kw >= 5 && jb.sw < jb.kw));
+    if ((jb.kw >= 16 || narrow) && jb.sw >= 2 && jb.sw < (int64_t(1) << 26))
       return transposed_windows(hr, hn, base, n, jb.kw, jb.sw, div, rcp, out);
   }
 #endif
