@@ -167,7 +167,8 @@ double ulp_of(avgpool_dtype dtype, double v) {
 
 // The comparison both directions share. input is what the direction reads
 // (src, or grad_output); got and ref what it writes. In fast numerics the
-// bound is ulp + terms * 2^-24 * scale * slack, scale from the reference (fast)
+// bound is ulp + terms * 2^-24 * scale * slack + terms * (the accumulator's
+// subnormal spacing), scale from the reference (fast)
 // on |input|: the mean |x| of a window (forward), or sum |g / d| (backward).
 Mismatch compare_dense(const avgpool_params& p, bool backward, const void* input, const void* got,
                        const void* ref) {
@@ -216,13 +217,18 @@ Mismatch compare_dense(const avgpool_params& p, bool backward, const void* input
     terms = (double)std::min(p.kernel_h, p.h) * (double)std::min(p.kernel_w, p.w);
     slack = 1.0001;
   }
+  // Below the normal range a rounding loses relative precision: each term
+  // (a product by a reciprocal, or a sum) may be off by half the spacing of
+  // the accumulator's subnormals, whatever its magnitude.
+  const double subnormal_step = p.dtype == AVGPOOL_DTYPE_F64 ? 0x1.0p-1074 : 0x1.0p-149;
   for (int64_t i = 0; i < out_n; ++i) {
     const double gv = load_double(p.dtype, got, i), rv = load_double(p.dtype, ref, i);
     if (isnan(rv) || isinf(rv) || isnan(gv) || isinf(gv)) {
       if (!(isnan(rv) && isnan(gv)) && gv != rv) note(i, gv, rv, 0);
       continue;
     }
-    const double bound = ulp_of(p.dtype, rv) + terms * 0x1.0p-24 * load_double(p.dtype, scale.data(), i) * slack;
+    const double bound = ulp_of(p.dtype, rv) + terms * 0x1.0p-24 * load_double(p.dtype, scale.data(), i) * slack +
+                         terms * subnormal_step;
     if (!(fabs(gv - rv) <= bound)) note(i, gv, rv, bound);
   }
   return m;

@@ -46,7 +46,8 @@ struct Mismatch {
 //  - pytorch numerics: bitwise equal, NaN where ref has NaN;
 //  - fast numerics: NaN/Inf exactly where ref has them; elsewhere
 //    |got - ref| <= 1 ulp of the dtype at ref + kh*kw * 2^-24 * mean|x|
-//    (the float32 summation bound for any summation order).
+//    (the float32 summation bound for any summation order) + kh*kw times
+//    the accumulator's subnormal spacing (roundings below the normal range).
 // src is needed for mean|x|: it is recomputed with the reference on |src|.
 Mismatch compare_to_reference(const avgpool_params& p, const void* src, const void* got,
                               const void* ref);
@@ -56,8 +57,9 @@ Mismatch compare_to_reference(const avgpool_params& p, const void* src, const vo
 // grad_output, host memory). pytorch numerics: bitwise, NaN where ref has
 // NaN. fast: NaN/Inf exactly where ref has them; elsewhere |got - ref| <= 1
 // ulp of the dtype at ref + (K + 2) * 2^-24 * sum|g / d| over the element's
-// terms (K: the most terms one element has): the float32 bound for any
-// order, with the divisions done as multiplications by a reciprocal.
+// terms (K: the most terms one element has), + (K + 2) times the
+// accumulator's subnormal spacing: the float32 bound for any order, with the
+// divisions done as multiplications by a reciprocal.
 Mismatch compare_backward_to_reference(const avgpool_params& p, const void* grad_output, const void* got,
                                        const void* ref);
 
