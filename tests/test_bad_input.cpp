@@ -60,6 +60,7 @@ const std::vector<BadParams>& bad_params_catalogue() {
       {"unknown backend", [](avgpool_params& p) { p.backend = (avgpool_backend)9; }, AVGPOOL_ERROR_INVALID_ARGUMENT, "backend (9)"},
       {"unknown numerics", [](avgpool_params& p) { p.numerics = (avgpool_numerics)5; }, AVGPOOL_ERROR_INVALID_ARGUMENT, "numerics (5)"},
       {"input bytes overflow int64", [](avgpool_params& p) { p.n = p.c = int64_t{1} << 20; p.h = p.w = int64_t{1} << 12; }, AVGPOOL_ERROR_INVALID_ARGUMENT, "overflows int64"},
+      {"empty batch, one sample overflows int64", [](avgpool_params& p) { p.n = 0; p.c = int64_t{1} << 40; p.h = p.w = int64_t{1} << 12; }, AVGPOOL_ERROR_INVALID_ARGUMENT, "input size of one sample c*h*w*4 bytes"},
       {"f64 byte count overflows though elements fit", [](avgpool_params& p) { p.n = p.c = int64_t{1} << 30; p.h = 3; p.w = 1; p.kernel_w = 1; p.padding_w = 0; p.stride_w = 1; p.dtype = AVGPOOL_DTYPE_F64; }, AVGPOOL_ERROR_INVALID_ARGUMENT, "input size n*c*h*w*8 bytes"},
   };
   return list;

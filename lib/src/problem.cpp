@@ -182,6 +182,16 @@ avgpool_status make_problem(const avgpool_params* p, Problem* out) {
 
   const int64_t esize = dtype_size(p->dtype);
   int64_t src_elements, dst_elements, bytes;
+  // One sample must fit too: with a batch of 0 the products below are 0,
+  // but implementations size their work from a batch of 1.
+  if (!checked_product(&bytes, {p->c, p->h, p->w, esize}))
+    return set_error(AVGPOOL_ERROR_INVALID_ARGUMENT,
+                     "input size of one sample c*h*w*%lld bytes (%lld*%lld*%lld) overflows int64",
+                     (long long)esize, (long long)p->c, (long long)p->h, (long long)p->w);
+  if (!checked_product(&bytes, {p->c, oh, ow, esize}))
+    return set_error(AVGPOOL_ERROR_INVALID_ARGUMENT,
+                     "output size of one sample c*oh*ow*%lld bytes (%lld*%lld*%lld) overflows int64",
+                     (long long)esize, (long long)p->c, (long long)oh, (long long)ow);
   if (!checked_product(&src_elements, {p->n, p->c, p->h, p->w}) ||
       !checked_product(&bytes, {src_elements, esize}))
     return set_error(AVGPOOL_ERROR_INVALID_ARGUMENT,
