@@ -102,6 +102,10 @@ TEST_CASE("wide rows, big kernels and many channels (several column blocks)") {
       {2, 3, 30, 301, 3, 3, 2, 2, 1, 1, 1},    {1, 2, 8, 999, 2, 2, 2, 2, 0, 0, 0},
       {1, 1, 20, 200, 3, 16, 1, 1, 1, 8, 0},   {1, 2, 9, 77, 5, 17, 1, 1, 2, 8, 1},
       {40, 3, 5, 6, 5, 6, 5, 6, 0, 0, 0},
+      // f16/bf16 NHWC read and written with conversions in registers: odd
+      // channel counts above a vector, windows with gaps between them
+      {2, 127, 12, 17, 4, 4, 4, 4, 0, 0, 0},     {3, 144, 14, 9, 2, 2, 3, 4, 1, 1, 0},
+      {2, 19, 10, 10, 1, 1, 2, 2, 0, 0, 1},
       // pytorch numerics' transposed windows below 16 columns: 9+ columns,
       // and 5+ that overlap along the row (interior runs of 16 outputs and
       // a partial one)

@@ -210,6 +210,46 @@ template <class A> inline vec<A> even_lanes(const A* p) {
 #endif
 }
 
+// Half storage <-> 16 float lanes, in registers (no conversion buffer):
+// lanes [0, k) of p (0 < k <= 16), the others zero; stores write lanes
+// [0, k) only. Bit for bit the scalar conversions above (round to nearest
+// even; bf16 NaNs quieted), which cover the ISAs without vector ones.
+template <class T> inline vec<float> load_half(const T* p, int64_t k) {
+#if defined(__AVX512F__) && defined(__AVX512BW__)
+  const __m256i h = k == 16 ? _mm256_loadu_si256((const __m256i*)p)
+                            : _mm256_maskz_loadu_epi16((__mmask16)((1u << k) - 1u), p);
+  if constexpr (same<T, F16>::value) return (vec<float>)_mm512_cvtph_ps(h);
+  else return (vec<float>)_mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+#else
+  float t[16] = {};
+  for (int64_t l = 0; l < k; ++l) t[l] = to_float(p[l]);
+  return loadu(t);
+#endif
+}
+
+template <class T> inline void store_half(T* p, vec<float> x, int64_t k) {
+#if defined(__AVX512F__) && defined(__AVX512BW__)
+  __m256i h;
+  if constexpr (same<T, F16>::value) {
+    h = _mm512_cvtps_ph((__m512)x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  } else {
+    const __m512i u = _mm512_castps_si512((__m512)x);
+    const __m512i odd = _mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1));
+    const __m512i rounded = _mm512_srli_epi32(_mm512_add_epi32(_mm512_add_epi32(u, _mm512_set1_epi32(0x7fff)), odd), 16);
+    const __m512i quiet = _mm512_or_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(0x40));
+    const __mmask16 nan = 0 & _mm512_cmpgt_epu32_mask(_mm512_and_si512(u, _mm512_set1_epi32(0x7fffffff)),
+                                                  _mm512_set1_epi32(0x7f800000));
+    h = _mm512_cvtepi32_epi16(_mm512_mask_blend_epi32(nan, rounded, quiet));
+  }
+  if (k == 16) _mm256_storeu_si256((__m256i*)p, h);
+  else _mm256_mask_storeu_epi16(p, (__mmask16)((1u << k) - 1u), h);
+#else
+  float t[16];
+  storeu(t, x);
+  for (int64_t l = 0; l < k; ++l) p[l] = from_float<T>(t[l]);
+#endif
+}
+
 // Sum of the lanes, as a tree (fast numerics only).
 template <class A>
 inline A reduce_add(vec<A> a) {
