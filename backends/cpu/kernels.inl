@@ -280,8 +280,8 @@ inline void transpose16(__m512* r) {
   }
 }
 
-// Wide strided windows, f32, NCHW (kw >= 16, sw >= 2; in pytorch numerics
-// also narrower ones, see interior): lane l = output
+// Wide strided windows, f32, NCHW (kw >= 16, sw >= 2, and narrower ones,
+// see interior): lane l = output
 // i + l. Per window row, 16 columns of each lane's window are loaded as one
 // vector each (lane l's at row + l * sw + t; no gathers), transposed, and
 // added column by column: each lane adds its window's columns left to
@@ -380,8 +380,13 @@ void interior(const Job& jb, const A* const* hr, int64_t hn, int64_t base, int64
     // 225 -> 140, 16x64x256^2 k9 50 -> 29, k10 50 -> 27, k5 s2 88 -> 69,
     // k6 s2 139 -> 104, k7 s3 100 -> 75, 4x64x512^2 k11 s4 100 -> 48; but
     // k5 s5 40 -> 51, k7 s7 39 -> 45, k8 s8 33 -> 35, k3 s2 32 -> 35, k2 s2
-    // 49 -> 57: there the compiled windows stay).
-    const bool narrow = rcp == nullptr && (jb.kw >= 9 || (jb.kw >= 5 && jb.sw < jb.kw));
+    // 49 -> 57: there the compiled windows stay). The same windows in fast
+    // numerics, over the row of vertical sums (same VM, alternated with
+    // oneDNN in the run): 2x64x2048^2 k11 42.3 -> 37.2 ms, 4x64x512^2 k11
+    // s4 14.2 -> 9.8, 16x64x256^2 k7 s3 20.1 -> 16.2, k5 s2 21.0 -> 18.3,
+    // k9 6.5 -> 6.1, 8x186x74^2 k6 s3 1.67 -> 1.48, 1619x8x14^2 k11 s6
+    // 0.46 -> 0.29.
+    const bool narrow = jb.kw >= 9 || (jb.kw >= 5 && jb.sw < jb.kw);
     if ((jb.kw >= 16 || narrow) && jb.sw >= 2 && jb.sw < (int64_t(1) << 26))
       return transposed_windows(hr, hn, base, n, jb.kw, jb.sw, div, rcp, out);
   }
