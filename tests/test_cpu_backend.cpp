@@ -241,6 +241,53 @@ TEST_CASE("special values: NaN, infinities and signed zeros propagate like the r
   }
 }
 
+TEST_CASE("small NCHW planes, 16 at a time: every dtype, numerics, partial groups, special values") {
+  // Job::across: rows of fewer than 16 outputs (or 64 in some cases), 16
+  // planes transposed side by side. Plane counts that leave a partial
+  // group; windows with padding, ceil_mode, gaps and overlaps.
+  struct Shape { int64_t n, c, h, w, kh, kw, sh, sw, ph, pw; int ceil; };
+  const Shape shapes[] = {
+      {3, 11, 16, 10, 3, 3, 3, 3, 0, 0, 1},  {8, 9, 14, 14, 11, 11, 6, 6, 0, 0, 0},
+      {8, 5, 13, 8, 6, 9, 6, 2, 0, 3, 0},    {1, 40, 20, 20, 1, 1, 2, 2, 0, 0, 0},
+      {2, 17, 7, 7, 2, 2, 2, 2, 0, 0, 1},    {1, 33, 30, 30, 5, 5, 1, 1, 2, 2, 0},
+      {2, 16, 28, 28, 3, 3, 2, 2, 1, 1, 1},  {1, 20, 47, 19, 9, 9, 2, 2, 4, 0, 0},
+  };
+  for (const Shape& s : shapes) {
+    const avgpool_params p = shape_params(s.n, s.c, s.h, s.w, s.kh, s.kw, s.sh, s.sw, s.ph, s.pw, s.ceil);
+    check_variants(p, {AVGPOOL_LAYOUT_NCHW}, 13);
+    // NaN, infinities and signed zeros (a window of -0 sums to +0 from 0)
+    std::mt19937_64 rng(5);
+    for (int dtype = 0; dtype < 4; ++dtype)
+      for (int numerics = 0; numerics < 2; ++numerics) {
+        avgpool_params q = p;
+        q.backend = AVGPOOL_BACKEND_CPU;
+        q.dtype = (avgpool_dtype)dtype;
+        q.numerics = (avgpool_numerics)numerics;
+        const int64_t ns = src_count(q);
+        std::vector<unsigned char> src((size_t)(ns * element_size(q.dtype)));
+        const double specials[] = {NAN, INFINITY, -INFINITY, -0.0, 0.0, 1.5};
+        for (int64_t i = 0; i < ns; ++i) store_double(q.dtype, src.data(), i, -0.0);
+        for (int64_t i = 0; i < ns / 7; ++i)
+          store_double(q.dtype, src.data(), (int64_t)(rng() % (uint64_t)ns), specials[rng() % 6]);
+        CHECK(check_all_impls(q, src.data()) >= 1);
+      }
+    // the instruction sets without AVX-512 transpose with plain loops: same bits
+    avgpool_params q = p;
+    q.backend = AVGPOOL_BACKEND_CPU;
+    q.numerics = AVGPOOL_NUMERICS_PYTORCH;
+    const int64_t ns = src_count(q), nd = dst_count(q);
+    std::vector<unsigned char> src((size_t)(ns * 4)), a((size_t)(nd * 4)), b((size_t)(nd * 4));
+    fill_random(q.dtype, src.data(), ns, 3, -5.0, 5.0);
+    REQUIRE(avgpool_forward(&q, src.data(), a.data(), nullptr) == AVGPOOL_SUCCESS);
+    for (const char* isa : {"base", "avx2"}) {
+      setenv("AVGPOOL_CPU_ISA", isa, 1);
+      REQUIRE(avgpool_forward(&q, src.data(), b.data(), nullptr) == AVGPOOL_SUCCESS);
+      unsetenv("AVGPOOL_CPU_ISA");
+      CHECK_MESSAGE(memcmp(a.data(), b.data(), a.size()) == 0, isa << ": " << describe(q));
+    }
+  }
+}
+
 TEST_CASE("every instruction set the CPU has gives the same bits") {
   // AVGPOOL_CPU_ISA lowers the kernels' instruction set (base, avx2); a
   // plan reads it when it is created.

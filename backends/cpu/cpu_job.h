@@ -65,6 +65,14 @@ struct Job {
   int64_t oy_lo, oy_hi, flat_chunk;
   const void* flat_div;
   const void* flat_rcp;
+  // NCHW, f32/f16/bf16, small planes (rows too short to fill a vector of
+  // outputs): 16 planes at a time, transposed into scratch at across_at so
+  // that lane l holds plane l (h x w pixels of 16 floats), every output's
+  // window summed there as 16 lanes (rows then columns, from 0: each lane
+  // keeps PyTorch's order), the outputs transposed back. Units are groups of
+  // 16 planes.
+  bool across;
+  int64_t across_at;  // bytes: h * w pixels, then oh * ow outputs, 16 floats each
   // Software prefetch where input rows are read once (2 * sh >= kh).
   bool prefetch;
   // NHWC, f32/f64, channels a multiple of one vector, output far larger than

@@ -81,6 +81,14 @@ constexpr int64_t kUnitTarget = 32768;           // elements of work per paralle
 //   kMaxChunks chunks); otherwise (pytorch numerics: one chain per output)
 //   the outputs of a row are split into column blocks, kFewRows units in all
 //   where the row is wide enough.
+// Small NCHW planes across planes (Job::across, the rule in plan_job):
+// output rows shorter than kShortRow, or than kAcrossRow in some cases;
+// planes and outputs of at most kAcrossPixels (scratch of 16 planes: 2 x
+// 256 KiB at most, in L2).
+constexpr int64_t kShortRow = 16;
+constexpr int64_t kAcrossRow = 64;
+constexpr int64_t kAcrossWindow = 16;
+constexpr int64_t kAcrossPixels = 4096;
 constexpr int64_t kTallRows = 16;
 constexpr int64_t kFewRows = 64;
 constexpr int64_t kChunkElems = 65536;
@@ -242,6 +250,25 @@ void plan_job(const Problem& q, CpuConfigOf<A>* c) {
     j.ones = c->ones.data();
   }
 
+  // Small NCHW planes, 16 at a time (Job::across): rows of fewer than
+  // kShortRow outputs leave most lanes of the row kernels empty and pay
+  // their per-row set-up for a few outputs; up to kAcrossRow where the row
+  // kernels keep no order of their own to exploit (pytorch numerics), convert
+  // every row (f16/bf16) or sum windows of 16 inputs or more. 2-core AVX-512
+  // VM, 2026-12-01, f32 unless noted, ms before -> after (oneDNN):
+  // 127x14x16x10 k3 s3 ceil 0.208 -> 0.028 (0.041); 256x2048x7x7 k2 s2
+  // 20.9 -> 5.0 (5.1); 64x512x14x14 k3 s1 p1 4.0 -> 2.2 (3.0); 1619x8x14x14
+  // k11 s6 0.46 -> 0.18 (0.24); 64x64x28x28 k3 s2 p1 0.86 -> 0.43 (0.55);
+  // 2531x19x20x20 k1 s2 13.9 -> 2.9 (5.5); 16x74x47x19 k9 s2 bf16 0.94 ->
+  // 0.22 (0.21); pytorch numerics 32x128x64x64 k3 s2 p1 13.1 -> 2.7, k2 s2
+  // 8.0 -> 2.3; 64x64x56x56 k3 s1 p1 bf16 fast 7.2 -> 3.0 (3.1), 128x64x30x30
+  // k5 s1 p2 4.7 -> 3.3 (2.7). Fast f32 windows of 2x2 and 3x3 on rows of
+  // 28-32 outputs stay on the rows (k2 s2 on 64x64 planes 1.8 against 2.4).
+  const int64_t window = (q.kh < q.h ? q.kh : q.h) * (q.kw < q.w ? q.kw : q.w);
+  j.across = nchw && sizeof(A) == 4 && !j.global && !few_rows && j.planes >= 16 && q.h * q.w <= kAcrossPixels &&
+             q.oh * q.ow <= kAcrossPixels &&
+             (q.ow < kShortRow || (q.ow < kAcrossRow && (!fast || converts || window >= kAcrossWindow)));
+
   // Scratch layout (cpu_job.h). The 128 bytes after the vertical sum are
   // slack for even_lanes, which reads past the last lane it uses.
   const int64_t acc = (int64_t)sizeof(A);
@@ -253,6 +280,8 @@ void plan_job(const Problem& q, CpuConfigOf<A>* c) {
   j.conv_at = at;
   j.conv_stride = align64(j.span_cap * acc) / acc;
   if (converts) at += (j.nchunks > 0 ? j.chunk_rows : j.max_rows) * j.conv_stride * acc;  // rows one unit converts
+  j.across_at = at = align64(at);
+  if (j.across) at += (q.h * q.w + q.oh * q.ow) * 16 * acc;
   c->scratch_bytes = (size_t)align64(at + 64);
 
   // Parallel units: a run of output rows of one plane, or whole planes.
@@ -269,6 +298,10 @@ void plan_job(const Problem& q, CpuConfigOf<A>* c) {
     if (pb > j.planes) pb = j.planes > 0 ? j.planes : 1;  // n == 0: no units run
   }
   if (few_rows) rb = pb = 1;
+  if (j.across) {  // whole planes, in groups of 16
+    rb = q.oh;
+    pb = (pb + 15) / 16 * 16;
+  }
   // Global pooling: at least one vector of planes (16 f32) per unit where
   // there are two such vectors or more (pytorch numerics sums across the
   // planes of a vector; a unit of one plane leaves 15 lanes idle).

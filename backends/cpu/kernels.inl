@@ -762,6 +762,73 @@ void flat_rows(const Job& jb, const A* plane, A* out_plane, int64_t r0, int64_t 
   }
 }
 
+// ---- small NCHW planes, 16 at a time (Job::across) -------------------------------
+// 16 x 16 transpose of float vectors: v[l][j] -> v[j][l].
+inline void transpose_tile(vec<float>* v) {
+#if defined(__AVX512F__)
+  transpose16(reinterpret_cast<__m512*>(v));
+#else
+  float t[16][16];
+  for (int l = 0; l < 16; ++l) storeu(t[l], v[l]);
+  for (int j = 0; j < 16; ++j)
+    for (int l = 0; l < 16; ++l) v[j][l] = t[l][j];
+#endif
+}
+
+// Lanes [0, k) of p as floats, the others zero; stores write lanes [0, k).
+template <class T> inline vec<float> load_lanes(const T* p, int64_t k) {
+  if constexpr (same<T, float>::value) return k == 16 ? loadu(p) : load_part(p, k);
+  else return load_half(p, k);
+}
+template <class T> inline void store_lanes(T* p, vec<float> x, int64_t k) {
+  if constexpr (same<T, float>::value) {
+    if (k == 16) storeu(p, x);
+    else store_part(p, x, k);
+  } else {
+    store_half(p, x, k);
+  }
+}
+
+template <class T>
+void across_planes(const Job& jb, const T* src, T* dst, int64_t p0, int64_t p1, char* s) {
+  constexpr int N = 16;
+  const int64_t P = jb.h * jb.w, Q = jb.oh * jb.ow;
+  float* pix = reinterpret_cast<float*>(s + jb.across_at);  // P pixels of N planes
+  float* res = pix + P * N;                                  // Q outputs of N planes
+  const float* div_table = static_cast<const float*>(jb.div_table);
+  const float* rcp_table = static_cast<const float*>(jb.rcp_table);
+  for (int64_t g = p0; g < p1; g += N) {
+    const int64_t np = imin(N, p1 - g);
+    for (int64_t e = 0; e < P; e += N) {
+      const int64_t k = imin(N, P - e);
+      vec<float> v[N];
+      for (int l = 0; l < N; ++l) v[l] = l < np ? load_lanes(src + (g + l) * P + e, k) : zero<float>();
+      transpose_tile(v);
+      for (int64_t j = 0; j < k; ++j) storeu(pix + (e + j) * N, v[j]);
+    }
+    for (int64_t oy = 0; oy < jb.oh; ++oy) {
+      const AxisWindow rw = jb.rows[oy];
+      const float* div = div_table + (int64_t)jb.div_row[oy] * jb.ow;
+      const float* rcp = rcp_table ? rcp_table + (int64_t)jb.div_row[oy] * jb.ow : nullptr;
+      for (int64_t ox = 0; ox < jb.ow; ++ox) {
+        const AxisWindow cw = jb.cols[ox];
+        vec<float> a = zero<float>();
+        for (int64_t y = rw.begin; y < rw.end; ++y)
+          for (int64_t x = cw.begin; x < cw.end; ++x) a += loadu(pix + (y * jb.w + x) * N);
+        const vec<float> d = zero<float>() + div[ox];
+        storeu(res + (oy * jb.ow + ox) * N, rcp ? quot_fast(a, d, zero<float>() + rcp[ox]) : a / d);
+      }
+    }
+    for (int64_t e = 0; e < Q; e += N) {
+      const int64_t k = imin(N, Q - e);
+      vec<float> v[N];
+      for (int64_t j = 0; j < N; ++j) v[j] = j < k ? loadu(res + (e + j) * N) : zero<float>();
+      transpose_tile(v);
+      for (int64_t l = 0; l < np; ++l) store_lanes(dst + (g + l) * Q + e, v[l], k);
+    }
+  }
+}
+
 // ---- the block driver ---------------------------------------------------------
 // The window rows [srow, srow + nr rows) over input columns [xa, xa + span /
 // vec): their pointers in rp at the start of scratch (f16/bf16: converted
@@ -823,6 +890,9 @@ void run_block(const Job& jb, int64_t p0, int64_t p1, int64_t oy0, int64_t oy1, 
   T* dst = static_cast<T*>(jb.dst);
   if constexpr (direct) {
     if (jb.global) return global_planes<A>(jb, src, dst, p0, p1);
+  }
+  if constexpr (is_f32<A>) {
+    if (jb.across) return across_planes<T>(jb, src, dst, p0, p1, static_cast<char*>(scratch));
   }
   const int64_t V = jb.vec, row_len = jb.w * V;
   char* s = static_cast<char*>(scratch);  // layout: Job (cpu_job.h)
