@@ -84,11 +84,11 @@ constexpr int64_t kUnitTarget = 32768;           // elements of work per paralle
 // Small NCHW planes across planes (Job::across, the rule in plan_job):
 // output rows shorter than kShortRow, or than kAcrossRow in some cases;
 // planes and outputs of at most kAcrossPixels (scratch of 16 planes: 2 x
-// 256 KiB at most, in L2).
+// 2 MiB at most; up to 4096 pixels it stays in L2).
 constexpr int64_t kShortRow = 16;
 constexpr int64_t kAcrossRow = 64;
 constexpr int64_t kAcrossWindow = 16;
-constexpr int64_t kAcrossPixels = 4096;
+constexpr int64_t kAcrossPixels = 32768;
 constexpr int64_t kTallRows = 16;
 constexpr int64_t kFewRows = 64;
 constexpr int64_t kChunkElems = 65536;
@@ -264,10 +264,16 @@ void plan_job(const Problem& q, CpuConfigOf<A>* c) {
   // 8.0 -> 2.3; 64x64x56x56 k3 s1 p1 bf16 fast 7.2 -> 3.0 (3.1), 128x64x30x30
   // k5 s1 p2 4.7 -> 3.3 (2.7). Fast f32 windows of 2x2 and 3x3 on rows of
   // 28-32 outputs stay on the rows (k2 s2 on 64x64 planes 1.8 against 2.4).
+  // Pytorch numerics with strided rows at any row length (the rows gather
+  // each column of a window): 32x64x128x128 k2 s2 29.2 -> 5.4, 16x64x160x160
+  // k3 s2 bf16 7.5 -> 3.2; not stride-1 rows (k3 s1 p1 on 128x128 planes
+  // 9.5 -> 12.0). Planes up to kAcrossPixels: 30x9x665x13 k1 s2x3 bf16
+  // 1.58 -> 0.15 (0.26-0.29); 8x32x181x181 k5 s5 pytorch 3.9 -> 0.8.
   const int64_t window = (q.kh < q.h ? q.kh : q.h) * (q.kw < q.w ? q.kw : q.w);
   j.across = nchw && sizeof(A) == 4 && !j.global && !few_rows && j.planes >= 16 && q.h * q.w <= kAcrossPixels &&
              q.oh * q.ow <= kAcrossPixels &&
-             (q.ow < kShortRow || (q.ow < kAcrossRow && (!fast || converts || window >= kAcrossWindow)));
+             (q.ow < kShortRow || (q.ow < kAcrossRow && (!fast || converts || window >= kAcrossWindow)) ||
+              (!fast && q.sw > 1));
 
   // Scratch layout (cpu_job.h). The 128 bytes after the vertical sum are
   // slack for even_lanes, which reads past the last lane it uses.
