@@ -167,8 +167,12 @@ void plan_job(const Problem& q, CpuConfigOf<A>* c) {
   // 2x64x2048^2 k11 34.2 -> 29.9, k11 s4 49.4 -> 30.6, k7 s3 p3 23.7 -> 12.1,
   // k8 C = 3 8.1 -> 4.0, 32x256x56^2 k3 s1 p1 7.4 -> 4.4, k3 s2 6.2 ->
   // 5.6-5.9, global 7x7 2.06 -> 1.81, k5 s5 12.4 -> 12.0). Not for two-row
-  // windows (k2 s1 12.4 -> 13.3) nor half types (bf16 k3 s2 7.1 -> 7.3).
-  if (!nchw && fast && !j.sep_s1 && !converts && q.kh >= 3 && j.max_rows < kTallRows)
+  // windows (k2 s1 12.4 -> 13.3) nor half types with a vector of channels or
+  // more (bf16 k3 s2 7.1 -> 7.3); half types with fewer channels, whose
+  // rows are converted anyway, gain (bf16, ms: 281x2x146x146 k5 s1x5 8.5 ->
+  // 4.4, oneDNN 6.0; 1x2x1264x1264 k6x8 s6x8 0.46 -> 0.21; 11x6x1153x459
+  // k5x2 s5x1 5.9 -> 4.2; 9x5x961x961 k10x11 s10 3.7 -> 2.3).
+  if (!nchw && fast && !j.sep_s1 && (!converts || q.c < 16) && q.kh >= 3 && j.max_rows < kTallRows)
     j.tall = j.presum = true;
 
   // Flat interior rows (see flat_rows in kernels.inl).

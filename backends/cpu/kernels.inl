@@ -465,8 +465,9 @@ inline void store_out(A* p, vec<A> x) {
 }
 
 // T is the storage type of hr and out: A itself, or f16/bf16 read from the
-// input rows and written to dst with conversions in registers (channels up
-// to kWideChannels; above, the pixel-by-pixel pass accumulates in out).
+// input rows and written to dst with conversions in registers (then in
+// channel vectors at any width: the pixel-by-pixel pass for wide channels
+// accumulates in out, which a half type cannot hold).
 template <bool NT, class T, class A>
 void horizontal_nhwc(const Job& jb, const T* const* hr, int64_t hn, int64_t xa, int64_t ob0,
                      int64_t ob1, const A* div, const A* rcp, T* out) {
@@ -907,8 +908,10 @@ void run_block(const Job& jb, int64_t p0, int64_t p1, int64_t oy0, int64_t oy1, 
   // written to dst with conversions in registers. Converting the window rows
   // into a float buffer first cost a second pass through L1/L2 (bf16
   // 4x128x669x370 k4 s4: 10.2 ms against 7.0 with half-size blocks and
-  // 4.4-6.2 ms direct; oneDNN 6.5).
-  const bool half_direct = !direct && V >= simd<A>::n && V <= kWideChannels && !sums && !(rcp_table && jb.sep_s1);
+  // 4.4-6.2 ms direct; oneDNN 6.5). Also above 256 channels, where f32 goes
+  // pixel by pixel through an accumulator row (bf16 16x512x28x28 k2 s2 0.41
+  // -> 0.21 ms, f16 16x300x30x30 k3 s1 p1 1.38 -> 0.52).
+  const bool half_direct = !direct && V >= simd<A>::n && !sums && !(rcp_table && jb.sep_s1);
 
   for (int64_t p = p0; p < p1; ++p) {
     for (int64_t oy = oy0; oy < oy1; ++oy) {
