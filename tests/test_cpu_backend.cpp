@@ -23,6 +23,17 @@
 using namespace avgpool_support;
 using namespace cpu_test;
 
+namespace {
+
+// A configuration written as one line of a shape table.
+struct Shape {
+  int64_t n, c, h, w, kh, kw, sh, sw, ph, pw;
+  int ceil;
+  avgpool_params params() const { return shape_params(n, c, h, w, kh, kw, sh, sw, ph, pw, ceil); }
+};
+
+}  // namespace
+
 TEST_SUITE("cpu") {
 
 TEST_CASE("cpu backend lists its implementation and picks it for every layout") {
@@ -93,7 +104,6 @@ TEST_CASE("random configurations: every dtype, layout and numerics against the r
 TEST_CASE("wide rows, big kernels and many channels (several column blocks)") {
   // Shapes that split rows into several column blocks, large channel counts
   // (NHWC vector tails), kernels outside the compile-time set.
-  struct Shape { int64_t n, c, h, w, kh, kw, sh, sw, ph, pw; int ceil; };
   const Shape shapes[] = {
       {1, 2, 13, 5000, 3, 3, 1, 1, 1, 1, 0},   {1, 1, 23, 9000, 11, 11, 11, 11, 0, 0, 1},
       {2, 70, 9, 75, 3, 5, 2, 4, 1, 2, 1},     {1, 300, 5, 40, 2, 2, 2, 2, 0, 0, 0},
@@ -112,22 +122,20 @@ TEST_CASE("wide rows, big kernels and many channels (several column blocks)") {
       {1, 2, 40, 400, 11, 11, 11, 11, 0, 0, 1},  {1, 2, 30, 330, 9, 9, 9, 9, 4, 4, 0},
       {1, 3, 20, 180, 5, 6, 2, 2, 2, 3, 1},      {1, 2, 25, 260, 7, 7, 3, 3, 3, 3, 0},
   };
-  for (const Shape& s : shapes)
-    check_variants(shape_params(s.n, s.c, s.h, s.w, s.kh, s.kw, s.sh, s.sw, s.ph, s.pw, s.ceil),
-                   {AVGPOOL_LAYOUT_NCHW, AVGPOOL_LAYOUT_NHWC}, 7);
+  for (const Shape& s : shapes) check_variants(s.params(), {AVGPOOL_LAYOUT_NCHW, AVGPOOL_LAYOUT_NHWC}, 7);
 }
 
 TEST_CASE("NHWC stride-1 ring kernel (fast numerics, sw == 1, 4 <= kw <= 16)") {
   // nhwc_s1_sweep where channels are a multiple of a vector, the direct path
   // where not; borders, channel groups of 1 and 4 vectors, kw 16 and 17.
-  struct Shape { int64_t n, c, h, w, kh, kw, sh, ph, pw; int ceil; };
-  const Shape shapes[] = {
+  struct RowShape { int64_t n, c, h, w, kh, kw, sh, ph, pw; int ceil; };
+  const RowShape shapes[] = {
       {2, 64, 9, 70, 5, 5, 1, 2, 2, 0},   {1, 16, 7, 33, 3, 4, 2, 1, 2, 1},
       {1, 48, 6, 90, 2, 16, 1, 0, 8, 0},  {1, 32, 5, 40, 5, 17, 1, 2, 8, 1},
       {2, 272, 5, 12, 3, 5, 1, 1, 2, 0},  {1, 80, 4, 21, 4, 7, 3, 0, 3, 1},
       {1, 64, 3, 6, 3, 6, 1, 0, 0, 0},    {1, 20, 6, 30, 5, 5, 1, 2, 2, 0},
   };
-  for (const Shape& s : shapes)
+  for (const RowShape& s : shapes)
     check_variants(shape_params(s.n, s.c, s.h, s.w, s.kh, s.kw, s.sh, 1, s.ph, s.pw, s.ceil), {AVGPOOL_LAYOUT_NHWC}, 11);
 }
 
@@ -137,13 +145,13 @@ TEST_CASE("NHWC non-temporal outputs: 64-byte-aligned dst and not, same bits") {
   // per call); one element further on, the same plan stores normally. Both
   // against the reference and bitwise equal. Ring kernel (fast, k5 s1), the
   // direct path (pytorch; k3 s2), channel groups of 4 vectors and of 1.
-  struct Shape { int64_t n, c, h, w, k, s, p; avgpool_dtype dtype; avgpool_numerics numerics; };
-  const Shape shapes[] = {
+  struct NtShape { int64_t n, c, h, w, k, s, p; avgpool_dtype dtype; avgpool_numerics numerics; };
+  const NtShape shapes[] = {
       {2, 80, 230, 230, 5, 1, 2, AVGPOOL_DTYPE_F32, AVGPOOL_NUMERICS_FAST},
       {1, 72, 350, 350, 3, 1, 1, AVGPOOL_DTYPE_F64, AVGPOOL_NUMERICS_PYTORCH},
       {8, 64, 260, 260, 3, 2, 1, AVGPOOL_DTYPE_F32, AVGPOOL_NUMERICS_FAST},
   };
-  for (const Shape& s : shapes) {
+  for (const NtShape& s : shapes) {
     avgpool_params p;
     avgpool_params_init(&p);
     p.n = s.n; p.c = s.c; p.h = s.h; p.w = s.w;
@@ -245,7 +253,6 @@ TEST_CASE("small NCHW planes, 16 at a time: every dtype, numerics, partial group
   // Job::across: rows of fewer than 16 outputs (or 64 in some cases), 16
   // planes transposed side by side. Plane counts that leave a partial
   // group; windows with padding, ceil_mode, gaps and overlaps.
-  struct Shape { int64_t n, c, h, w, kh, kw, sh, sw, ph, pw; int ceil; };
   const Shape shapes[] = {
       {3, 11, 16, 10, 3, 3, 3, 3, 0, 0, 1},  {8, 9, 14, 14, 11, 11, 6, 6, 0, 0, 0},
       {8, 5, 13, 8, 6, 9, 6, 2, 0, 3, 0},    {1, 40, 20, 20, 1, 1, 2, 2, 0, 0, 0},
@@ -254,7 +261,7 @@ TEST_CASE("small NCHW planes, 16 at a time: every dtype, numerics, partial group
       {1, 17, 70, 75, 3, 3, 2, 2, 1, 1, 0},  {2, 9, 300, 13, 1, 1, 2, 3, 0, 0, 0},
   };
   for (const Shape& s : shapes) {
-    const avgpool_params p = shape_params(s.n, s.c, s.h, s.w, s.kh, s.kw, s.sh, s.sw, s.ph, s.pw, s.ceil);
+    const avgpool_params p = s.params();
     check_variants(p, {AVGPOOL_LAYOUT_NCHW}, 13);
     // NaN, infinities and signed zeros (a window of -0 sums to +0 from 0)
     std::mt19937_64 rng(5);
