@@ -89,6 +89,7 @@ constexpr int64_t kShortRow = 16;
 constexpr int64_t kAcrossRow = 64;
 constexpr int64_t kAcrossWindow = 16;
 constexpr int64_t kAcrossPixels = 32768;
+constexpr int64_t kAcrossGlobal = 1024;  // global pooling in f32 pytorch numerics too, on planes up to this size
 constexpr int64_t kTallRows = 16;
 constexpr int64_t kFewRows = 64;
 constexpr int64_t kChunkElems = 65536;
@@ -274,7 +275,15 @@ void plan_job(const Problem& q, CpuConfigOf<A>* c) {
   // 9.5 -> 12.0). Planes up to kAcrossPixels: 30x9x665x13 k1 s2x3 bf16
   // 1.58 -> 0.15 (0.26-0.29); 8x32x181x181 k5 s5 pytorch 3.9 -> 0.8.
   const int64_t window = (q.kh < q.h ? q.kh : q.h) * (q.kw < q.w ? q.kw : q.w);
-  j.across = nchw && sizeof(A) == 4 && !j.global && !few_rows && j.planes >= 16 && q.h * q.w <= kAcrossPixels &&
+  // Global pooling (its own path for f32 in fast numerics) on small planes:
+  // 76977x8x8x8 k11 p2 pytorch numerics 27 -> 4.0 ms (oneDNN 4.5),
+  // 256x2048x7x7 13.6 -> 2.9 (4.3), f16 fast 16.0 -> 2.4, bf16 14x14 fast
+  // 0.92 -> 0.21 (0.18); 64x64 planes f32 pytorch 7.1 -> 8.2 and bf16 fast
+  // 3.0 -> 5.0 stay off it, bf16 pytorch 21.2 -> 5.1 takes it.
+  const bool across_global =
+      (!fast || converts) && (q.h * q.w <= kAcrossGlobal || (converts && !fast));
+  j.across = nchw && sizeof(A) == 4 && (!j.global || across_global) && !few_rows && j.planes >= 16 &&
+             q.h * q.w <= kAcrossPixels &&
              q.oh * q.ow <= kAcrossPixels &&
              (q.ow < kShortRow || (q.ow < kAcrossRow && (!fast || converts || window >= kAcrossWindow)) ||
               (!fast && q.sw > 1));

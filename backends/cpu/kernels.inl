@@ -889,11 +889,11 @@ void run_block(const Job& jb, int64_t p0, int64_t p1, int64_t oy0, int64_t oy1, 
   constexpr bool direct = same<T, A>::value;
   const T* src = static_cast<const T*>(jb.src);
   T* dst = static_cast<T*>(jb.dst);
-  if constexpr (direct) {
-    if (jb.global) return global_planes<A>(jb, src, dst, p0, p1);
-  }
   if constexpr (is_f32<A>) {
     if (jb.across) return across_planes<T>(jb, src, dst, p0, p1, static_cast<char*>(scratch));
+  }
+  if constexpr (direct) {
+    if (jb.global) return global_planes<A>(jb, src, dst, p0, p1);
   }
   const int64_t V = jb.vec, row_len = jb.w * V;
   char* s = static_cast<char*>(scratch);  // layout: Job (cpu_job.h)
