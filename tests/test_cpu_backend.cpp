@@ -298,6 +298,35 @@ TEST_CASE("small NCHW planes, 16 at a time: every dtype, numerics, partial group
   }
 }
 
+TEST_CASE("kernel 1x1: strided copies in both layouts, divisors, signed zeros") {
+  // Job::single: each output is (0 + x) / divisor of one input element.
+  const Shape shapes[] = {
+      {2, 3, 9, 11, 1, 1, 1, 1, 0, 0, 0},    {3, 19, 20, 20, 1, 1, 2, 2, 0, 0, 0},
+      {1, 40, 13, 17, 1, 1, 2, 3, 0, 0, 1},  {2, 5, 30, 7, 1, 1, 5, 1, 0, 0, 1},
+      {1, 1, 8, 300, 1, 1, 1, 4, 0, 0, 0},
+  };
+  std::mt19937_64 rng(9);
+  for (const Shape& s : shapes) {
+    check_variants(s.params(), {AVGPOOL_LAYOUT_NCHW, AVGPOOL_LAYOUT_NHWC}, 17);
+    for (int layout = 0; layout < 2; ++layout)
+      for (int dtype = 0; dtype < 4; ++dtype)
+        for (int numerics = 0; numerics < 2; ++numerics) {
+          avgpool_params q = s.params();
+          q.backend = AVGPOOL_BACKEND_CPU;
+          q.layout = (avgpool_layout)layout;
+          q.dtype = (avgpool_dtype)dtype;
+          q.numerics = (avgpool_numerics)numerics;
+          q.divisor_override = numerics == 0 ? 3 : 0;
+          const int64_t ns = src_count(q);
+          std::vector<unsigned char> src((size_t)(ns * element_size(q.dtype)));
+          fill_random(q.dtype, src.data(), ns, 5, -1.0, 1.0);
+          const double specials[] = {NAN, INFINITY, -INFINITY, -0.0, 0.0};
+          for (int64_t i = 0; i < ns; i += 3) store_double(q.dtype, src.data(), i, specials[rng() % 5]);
+          CHECK(check_all_impls(q, src.data()) >= 1);
+        }
+  }
+}
+
 TEST_CASE("every instruction set the CPU has gives the same bits") {
   // AVGPOOL_CPU_ISA lowers the kernels' instruction set (base, avx2); a
   // plan reads it when it is created.

@@ -65,6 +65,9 @@ struct Job {
   int64_t oy_lo, oy_hi, flat_chunk;
   const void* flat_div;
   const void* flat_rcp;
+  // Kernel 1 x 1 (any stride; no padding is legal): each output is one
+  // input element, (0 + x) / divisor - a strided copy (single_windows).
+  bool single;
   // NCHW, f32/f16/bf16, small planes (rows too short to fill a vector of
   // outputs): 16 planes at a time, transposed into scratch at across_at so
   // that lane l holds plane l (h x w pixels of 16 floats), every output's

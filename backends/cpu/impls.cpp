@@ -275,6 +275,9 @@ void plan_job(const Problem& q, CpuConfigOf<A>* c) {
   // 9.5 -> 12.0). Planes up to kAcrossPixels: 30x9x665x13 k1 s2x3 bf16
   // 1.58 -> 0.15 (0.26-0.29); 8x32x181x181 k5 s5 pytorch 3.9 -> 0.8.
   const int64_t window = (q.kh < q.h ? q.kh : q.h) * (q.kw < q.w ? q.kw : q.w);
+  // Rows summed in PyTorch's order: pytorch numerics, and one-element
+  // windows in either numerics (32x64x112x112 k1 s2 fast 7.2 -> 2.9 ms).
+  const bool in_order = !fast || window == 1;
   // Global pooling (its own path for f32 in fast numerics) on small planes:
   // 76977x8x8x8 k11 p2 pytorch numerics 27 -> 4.0 ms (oneDNN 4.5),
   // 256x2048x7x7 13.6 -> 2.9 (4.3), f16 fast 16.0 -> 2.4, bf16 14x14 fast
@@ -285,8 +288,18 @@ void plan_job(const Problem& q, CpuConfigOf<A>* c) {
   j.across = nchw && sizeof(A) == 4 && (!j.global || across_global) && !few_rows && j.planes >= 16 &&
              q.h * q.w <= kAcrossPixels &&
              q.oh * q.ow <= kAcrossPixels &&
-             (q.ow < kShortRow || (q.ow < kAcrossRow && (!fast || converts || window >= kAcrossWindow)) ||
-              (!fast && q.sw > 1));
+             (q.ow < kShortRow || (q.ow < kAcrossRow && (in_order || converts || window >= kAcrossWindow)) ||
+              (in_order && q.sw > 1));
+
+  // Windows of one element (kernel 1 x 1, a strided subsampling) that the
+  // across-planes path does not take (NHWC; NCHW planes beyond its size or
+  // few rows): a strided copy that divides (single_windows). Measured (ms,
+  // the path before -> this one, oneDNN): NHWC bf16 2531x19x20x20 s2 1.33
+  // -> 0.90-1.09 (0.47-0.72), 222x36x12x9 s2 0.037 -> 0.019-0.028 (0.019-
+  // 0.025). In NCHW the across-planes path is faster where it applies
+  // (30x9x665x13 s2x3 bf16 0.15 against 0.37; 32x64x112x112 s2 fast 3.0
+  // against 6.8, oneDNN 4.5).
+  j.single = q.kh == 1 && q.kw == 1 && !j.across;
 
   // Scratch layout (cpu_job.h). The 128 bytes after the vertical sum are
   // slack for even_lanes, which reads past the last lane it uses.

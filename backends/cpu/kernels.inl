@@ -763,6 +763,58 @@ void flat_rows(const Job& jb, const A* plane, A* out_plane, int64_t r0, int64_t 
   }
 }
 
+// ---- windows of one element (Job::single) -------------------------------------------
+// Kernel 1 x 1: output (oy, ox) = (0 + x) / divisor with x the element at
+// (rows[oy].begin, cols[ox].begin): PyTorch's sum from 0 (a -0 input gives
+// +0) and its true division, so it serves both numerics. Channel vectors in
+// NHWC, a strided walk over the row in NCHW.
+template <class T, class A>
+void single_windows(const Job& jb, const T* src, T* dst, int64_t p0, int64_t p1, int64_t oy0, int64_t oy1,
+                    int64_t ox0, int64_t ox1) {
+  constexpr int N = simd<A>::n;
+  constexpr bool direct = same<T, A>::value;
+  auto load = [](const T* p, int64_t k) {
+    if constexpr (direct) return k == N ? loadu(p) : load_part(p, k);
+    else return load_half(p, k);
+  };
+  auto store = [](T* p, vec<A> x, int64_t k) {
+    if constexpr (direct) {
+      if (k == N) storeu(p, x);
+      else store_part(p, x, k);
+    } else {
+      store_half(p, x, k);
+    }
+  };
+  auto one = [](T x, A d) {
+    A a = A(0);
+    if constexpr (direct) a += x;
+    else a += to_float(x);
+    if constexpr (direct) return a / d;
+    else return from_float<T>(a / d);
+  };
+  const int64_t V = jb.vec;
+  const A* div_table = static_cast<const A*>(jb.div_table);
+  for (int64_t p = p0; p < p1; ++p)
+    for (int64_t oy = oy0; oy < oy1; ++oy) {
+      const T* srow = src + (p * jb.h + jb.rows[oy].begin) * jb.w * V;
+      T* drow = dst + (p * jb.oh + oy) * jb.ow * V;
+      const A* div = div_table + (int64_t)jb.div_row[oy] * jb.ow;
+      if (V == 1) {
+        for (int64_t ox = ox0; ox < ox1; ++ox) drow[ox] = one(srow[jb.cols[ox].begin], div[ox]);
+        continue;
+      }
+      for (int64_t ox = ox0; ox < ox1; ++ox) {
+        const T* sp = srow + jb.cols[ox].begin * V;
+        T* dp = drow + ox * V;
+        const vec<A> d = zero<A>() + div[ox];
+        for (int64_t c = 0; c < V; c += N) {
+          const int64_t k = imin(N, V - c);
+          store(dp + c, (zero<A>() + load(sp + c, k)) / d, k);
+        }
+      }
+    }
+}
+
 // ---- small NCHW planes, 16 at a time (Job::across) -------------------------------
 // 16 x 16 transpose of float vectors: v[l][j] -> v[j][l].
 inline void transpose_tile(vec<float>* v) {
@@ -889,6 +941,8 @@ void run_block(const Job& jb, int64_t p0, int64_t p1, int64_t oy0, int64_t oy1, 
   constexpr bool direct = same<T, A>::value;
   const T* src = static_cast<const T*>(jb.src);
   T* dst = static_cast<T*>(jb.dst);
+  if (jb.single)
+    return single_windows<T, A>(jb, src, dst, p0, p1, oy0, oy1, b0 * jb.ob, imin(b1 * jb.ob, jb.ow));
   if constexpr (is_f32<A>) {
     if (jb.across) return across_planes<T>(jb, src, dst, p0, p1, static_cast<char*>(scratch));
   }
