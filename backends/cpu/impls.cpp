@@ -292,11 +292,11 @@ void plan_job(const Problem& q, CpuConfigOf<A>* c) {
               (in_order && q.sw > 1));
 
   // Windows of one element (kernel 1 x 1, a strided subsampling) that the
-  // across-planes path does not take (NHWC; NCHW planes beyond its size or
-  // few rows): a strided copy that divides (single_windows). Measured (ms,
+  // 16-plane path (Job::across) does not take (NHWC; NCHW planes beyond its
+  // size or few rows): a strided copy that divides (single_windows). Measured (ms,
   // the path before -> this one, oneDNN): NHWC bf16 2531x19x20x20 s2 1.33
   // -> 0.90-1.09 (0.47-0.72), 222x36x12x9 s2 0.037 -> 0.019-0.028 (0.019-
-  // 0.025). In NCHW the across-planes path is faster where it applies
+  // 0.025). In NCHW the 16-plane path is faster where it applies
   // (30x9x665x13 s2x3 bf16 0.15 against 0.37; 32x64x112x112 s2 fast 3.0
   // against 6.8, oneDNN 4.5).
   j.single = q.kh == 1 && q.kw == 1 && !j.across;
