@@ -473,21 +473,9 @@ void horizontal_nhwc(const Job& jb, const T* const* hr, int64_t hn, int64_t xa, 
                      int64_t ob1, const A* div, const A* rcp, T* out) {
   constexpr int N = simd<A>::n;
   constexpr bool direct = same<T, A>::value;
-  auto loadu = [](const T* p) {
-    if constexpr (direct) return ::avgpool::cpu::AVGPOOL_CPU_ISA::loadu(p);
-    else return load_half(p, N);
-  };
-  auto load_part = [](const T* p, int64_t k) {
-    if constexpr (direct) return ::avgpool::cpu::AVGPOOL_CPU_ISA::load_part(p, k);
-    else return load_half(p, k);
-  };
   auto store_full = [](T* p, vec<A> x) {
     if constexpr (direct) store_out<NT>(p, x);
-    else store_half(p, x, N);
-  };
-  auto store_part = [](T* p, vec<A> x, int64_t k) {
-    if constexpr (direct) ::avgpool::cpu::AVGPOOL_CPU_ISA::store_part(p, x, k);
-    else store_half(p, x, k);
+    else store_lanes<A>(p, x, N);
   };
   const int64_t V = jb.vec;
   for (int64_t ox = ob0; ox < ob1; ++ox) {
@@ -546,10 +534,10 @@ void horizontal_nhwc(const Job& jb, const T* const* hr, int64_t hn, int64_t xa, 
           const T* s = hr[r] + x * V + c0;
           if (jb.prefetch)
             for (int k = 0; k < 4; ++k) __builtin_prefetch(s + (direct ? kPrefetch : kHalfPrefetch) + k * N, 0, 3);
-          a0 += loadu(s);
-          a1 += loadu(s + N);
-          a2 += loadu(s + 2 * N);
-          a3 += loadu(s + 3 * N);
+          a0 += load_lanes<A>(s, N);
+          a1 += load_lanes<A>(s + N, N);
+          a2 += load_lanes<A>(s + 2 * N, N);
+          a3 += load_lanes<A>(s + 3 * N, N);
         }
       store_full(o + c0, Q(a0));
       store_full(o + c0 + N, Q(a1));
@@ -559,15 +547,15 @@ void horizontal_nhwc(const Job& jb, const T* const* hr, int64_t hn, int64_t xa, 
     for (; c0 + N <= V; c0 += N) {
       vec<A> a0 = zero<A>();
       for (int64_t r = 0; r < hn; ++r)
-        for (int64_t x = b; x < e; ++x) a0 += loadu(hr[r] + x * V + c0);
+        for (int64_t x = b; x < e; ++x) a0 += load_lanes<A>(hr[r] + x * V + c0, N);
       store_full(o + c0, Q(a0));
     }
     if (c0 < V) {
       const int64_t k = V - c0;
       vec<A> a0 = zero<A>();
       for (int64_t r = 0; r < hn; ++r)
-        for (int64_t x = b; x < e; ++x) a0 += load_part(hr[r] + x * V + c0, k);
-      store_part(o + c0, Q(a0), k);
+        for (int64_t x = b; x < e; ++x) a0 += load_lanes<A>(hr[r] + x * V + c0, k);
+      store_lanes<A>(o + c0, Q(a0), k);
     }
   }
 }
@@ -773,18 +761,6 @@ void single_windows(const Job& jb, const T* src, T* dst, int64_t p0, int64_t p1,
                     int64_t ox0, int64_t ox1) {
   constexpr int N = simd<A>::n;
   constexpr bool direct = same<T, A>::value;
-  auto load = [](const T* p, int64_t k) {
-    if constexpr (direct) return k == N ? loadu(p) : load_part(p, k);
-    else return load_half(p, k);
-  };
-  auto store = [](T* p, vec<A> x, int64_t k) {
-    if constexpr (direct) {
-      if (k == N) storeu(p, x);
-      else store_part(p, x, k);
-    } else {
-      store_half(p, x, k);
-    }
-  };
   auto one = [](T x, A d) {
     A a = A(0);
     if constexpr (direct) a += x;
@@ -809,7 +785,7 @@ void single_windows(const Job& jb, const T* src, T* dst, int64_t p0, int64_t p1,
         const vec<A> d = zero<A>() + div[ox];
         for (int64_t c = 0; c < V; c += N) {
           const int64_t k = imin(N, V - c);
-          store(dp + c, (zero<A>() + load(sp + c, k)) / d, k);
+          store_lanes<A>(dp + c, (zero<A>() + load_lanes<A>(sp + c, k)) / d, k);
         }
       }
     }
@@ -828,20 +804,6 @@ inline void transpose_tile(vec<float>* v) {
 #endif
 }
 
-// Lanes [0, k) of p as floats, the others zero; stores write lanes [0, k).
-template <class T> inline vec<float> load_lanes(const T* p, int64_t k) {
-  if constexpr (same<T, float>::value) return k == 16 ? loadu(p) : load_part(p, k);
-  else return load_half(p, k);
-}
-template <class T> inline void store_lanes(T* p, vec<float> x, int64_t k) {
-  if constexpr (same<T, float>::value) {
-    if (k == 16) storeu(p, x);
-    else store_part(p, x, k);
-  } else {
-    store_half(p, x, k);
-  }
-}
-
 template <class T>
 void across_planes(const Job& jb, const T* src, T* dst, int64_t p0, int64_t p1, char* s) {
   constexpr int N = 16;
@@ -855,7 +817,7 @@ void across_planes(const Job& jb, const T* src, T* dst, int64_t p0, int64_t p1, 
     for (int64_t e = 0; e < P; e += N) {
       const int64_t k = imin(N, P - e);
       vec<float> v[N];
-      for (int l = 0; l < N; ++l) v[l] = l < np ? load_lanes(src + (g + l) * P + e, k) : zero<float>();
+      for (int l = 0; l < N; ++l) v[l] = l < np ? load_lanes<float>(src + (g + l) * P + e, k) : zero<float>();
       transpose_tile(v);
       for (int64_t j = 0; j < k; ++j) storeu(pix + (e + j) * N, v[j]);
     }
@@ -877,7 +839,7 @@ void across_planes(const Job& jb, const T* src, T* dst, int64_t p0, int64_t p1, 
       vec<float> v[N];
       for (int64_t j = 0; j < N; ++j) v[j] = j < k ? loadu(res + (e + j) * N) : zero<float>();
       transpose_tile(v);
-      for (int64_t l = 0; l < np; ++l) store_lanes(dst + (g + l) * Q + e, v[l], k);
+      for (int64_t l = 0; l < np; ++l) store_lanes<float>(dst + (g + l) * Q + e, v[l], k);
     }
   }
 }

@@ -250,6 +250,22 @@ template <class T> inline void store_half(T* p, vec<float> x, int64_t k) {
 #endif
 }
 
+// Lanes [0, k) of p (0 < k <= n) as a vector of the accumulator type A,
+// the others zero, whatever the storage type T (A itself, or f16/bf16 with
+// A = float); stores write lanes [0, k) only.
+template <class A, class T> inline vec<A> load_lanes(const T* p, int64_t k) {
+  if constexpr (same<T, A>::value) return k == simd<A>::n ? loadu(p) : load_part(p, k);
+  else return load_half(p, k);
+}
+template <class A, class T> inline void store_lanes(T* p, vec<A> x, int64_t k) {
+  if constexpr (same<T, A>::value) {
+    if (k == simd<A>::n) storeu(p, x);
+    else store_part(p, x, k);
+  } else {
+    store_half(p, x, k);
+  }
+}
+
 // Sum of the lanes, as a tree (fast numerics only).
 template <class A>
 inline A reduce_add(vec<A> a) {
