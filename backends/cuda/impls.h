@@ -21,6 +21,7 @@ extern const Impl kAnyWindowSplitImpl;    // any_window_split.cu
 extern const Impl kAnyWindowTilesImpl;    // any_window_tiles.cu
 extern const Impl kBackwardBroadcastImpl; // backward_broadcast.cu
 extern const Impl kBackwardGatherImpl;    // backward_gather.cu
+extern const Impl kBackwardTilesImpl;     // backward_tiles.cu
 
 // Outputs one block of cuda:nchw_tiled computes on problem (0 when it
 // declines it): the policy passes over tiles too small to pay for themselves.

@@ -16,7 +16,7 @@ const Impl* const kImpls[] = {&kNchwRowStreamImpl, &kNchwVecColumnWalkImpl, &kNc
                               &kNhwcTileStreamImpl, &kNhwcColumnWalkImpl,   &kAnyDirectImpl,
                               &kNchwWindowTeamImpl, &kNchwWindowChainImpl,  &kAnyWindowSplitImpl,
                               &kAnyWindowTilesImpl,
-                              &kBackwardBroadcastImpl, &kBackwardGatherImpl};
+                              &kBackwardBroadcastImpl, &kBackwardTilesImpl, &kBackwardGatherImpl};
 
 // Threads of one cuda:nchw_tiled block: tiles of fewer than two outputs per
 // thread do not pay for themselves.
@@ -192,8 +192,14 @@ size_t auto_order(const Problem& q, const DeviceInfo& device, Direction directio
     // it reads (the seed) can do. It declines axes of 2^28 or more and rows
     // of 2^30 elements, which the gather takes.
     if (q.sh >= q.kh && q.sw >= q.kw) add(&kBackwardBroadcastImpl);
-    // Overlapping windows (and the rest): each element gathers its windows'
-    // terms, computed once per window row and column walk.
+    // Overlapping windows in NCHW: cuda:backward_tiles stages a tile's
+    // quotients g / d in shared memory (one division per grad_output element
+    // and tile) and sums 8 elements of a column per thread from them, each
+    // staged value read once per thread. It declines row strides above 16
+    // and windows whose tile of quotients exceeds 48 KiB.
+    else if (q.layout == AVGPOOL_LAYOUT_NCHW) add(&kBackwardTilesImpl);
+    // The rest (and everything the others decline): each element gathers
+    // its windows' terms, computed once per window row and column walk.
     add(&kBackwardGatherImpl);
     return n;
   }

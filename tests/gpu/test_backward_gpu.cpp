@@ -22,7 +22,8 @@
 // avgpool_reference_grad_inputs on the whole last plane, the elements around
 // 2^31 and 2^32 and random samples, and one run checked in full; and an
 // overlapping configuration (f16, kernel 3, stride 2, padding 1, ceil mode)
-// with grad_input of 2^32 elements.
+// with grad_input of 2^32 elements on AUTO's choice (cuda:backward_tiles in
+// NCHW, cuda:backward_gather in NHWC).
 #if defined(AVGPOOL_WITH_CUDA)  // the whole file: without CUDA main() skips
 
 #include <doctest/doctest.h>
@@ -52,6 +53,13 @@ int64_t stride_w_of(const avgpool_params& p) { return p.stride_w != 0 ? p.stride
 
 bool windows_overlap(const avgpool_params& p) {
   return stride_h_of(p) < p.kernel_h || stride_w_of(p) < p.kernel_w;
+}
+
+// What cuda:backward_tiles takes (for the small tests' shapes, whose tiles of
+// quotients fit in shared memory): NCHW, overlapping windows, row stride up
+// to 16.
+bool tiles_takes(const avgpool_params& p) {
+  return p.layout == AVGPOOL_LAYOUT_NCHW && windows_overlap(p) && stride_h_of(p) <= 16;
 }
 
 // Element counts and output dims of p (a reference plan's).
@@ -233,10 +241,15 @@ void check_all_backward(const avgpool_params& p, const void* gout, std::map<std:
     if (r.status == AVGPOOL_ERROR_UNSUPPORTED) {
       ++(*declined)[name];
       // cuda:backward_broadcast declines overlapping windows only (the
-      // draws' axes are small); cuda:backward_gather takes everything.
-      CHECK_MESSAGE(name == "cuda:backward_broadcast", name << " declined " << describe(p) << ": " << r.message);
+      // draws' axes are small), cuda:backward_tiles NHWC, windows that do
+      // not overlap and row strides above 16; cuda:backward_gather takes
+      // everything.
+      CHECK_MESSAGE((name == "cuda:backward_broadcast" || name == "cuda:backward_tiles"),
+                    name << " declined " << describe(p) << ": " << r.message);
       if (name == "cuda:backward_broadcast")
         CHECK_MESSAGE(windows_overlap(p), name << " declined " << describe(p) << ": " << r.message);
+      if (name == "cuda:backward_tiles")
+        CHECK_MESSAGE(!tiles_takes(p), name << " declined " << describe(p) << ": " << r.message);
       continue;
     }
     INFO(name << " on " << describe(p) << " gout_off " << gout_off << " gin_off " << gin_off);
@@ -260,7 +273,8 @@ void check_all_backward(const avgpool_params& p, const void* gout, std::map<std:
 TEST_SUITE("gpu_small") {
 
 TEST_CASE("backward: the CUDA backward implementations are listed; AUTO picks by the windows' overlap") {
-  CHECK(cuda_backward_impl_names() == std::vector<std::string>{"cuda:backward_broadcast", "cuda:backward_gather"});
+  CHECK(cuda_backward_impl_names() ==
+        std::vector<std::string>{"cuda:backward_broadcast", "cuda:backward_tiles", "cuda:backward_gather"});
   for (const std::string& name : cuda_impl_names()) CHECK(name.find("backward") == std::string::npos);
   struct Want {
     int64_t kh, kw, sh, sw, ph, pw;
@@ -274,10 +288,12 @@ TEST_CASE("backward: the CUDA backward implementations are listed; AUTO picks by
       {11, 11, 11, 11, 0, 0, 0, nhwc, "cuda:backward_broadcast"},
       {2, 2, 2, 2, 0, 0, 0, nchw, "cuda:backward_broadcast"},
       {2, 3, 3, 5, 1, 1, 1, nhwc, "cuda:backward_broadcast"},      // strides beyond the kernel
-      {3, 3, 1, 1, 1, 1, 0, nchw, "cuda:backward_gather"},
+      {3, 3, 1, 1, 1, 1, 0, nchw, "cuda:backward_tiles"},
       {3, 3, 2, 2, 1, 1, 1, nhwc, "cuda:backward_gather"},
-      {3, 3, 3, 2, 0, 0, 0, nchw, "cuda:backward_gather"},         // overlapping along one axis
-      {11, 11, 4, 4, 0, 0, 0, nchw, "cuda:backward_gather"},
+      {3, 3, 3, 2, 0, 0, 0, nchw, "cuda:backward_tiles"},          // overlapping along one axis
+      {11, 11, 4, 4, 0, 0, 0, nchw, "cuda:backward_tiles"},
+      {11, 11, 4, 4, 0, 0, 0, nhwc, "cuda:backward_gather"},
+      {20, 3, 17, 1, 0, 0, 0, nchw, "cuda:backward_gather"},       // row stride above 16: the tiles decline
   };
   for (const Want& w : wants) {
     avgpool_params p;
@@ -337,6 +353,25 @@ TEST_CASE("backward: targeted shapes (seed-like rows, the generic suite's window
       {2, 5, 20, 300, 1, 1, 1, 1, 0, 0, 0, 1, 0},        // kernel 1: grad_input = grad_output
       {1, 3, 1, 5000, 1, 7, 1, 7, 0, 3, 1, 0, 0},        // one row
       {1, 2, 5000, 1, 7, 1, 3, 1, 3, 0, 1, 1, 0},        // one column, tall
+      // cuda:backward_tiles' edges: tiles of 64 (32) columns x 8 rows per
+      // thread and stride phase, window halos across tile edges, partial
+      // tiles, planes smaller than a tile, 4 windows per axis (run as 5,
+      // masked), 6 and more (run-time loops), strides that do not divide
+      // the kernel (elements with fewer windows), row strides above 8
+      // (tiles of 32 columns), overlap along one axis only.
+      {1, 3, 70, 130, 3, 3, 1, 1, 1, 1, 0, 1, 0},        // 3 column tiles (the last of 2), 3 row tiles
+      {2, 2, 67, 65, 5, 5, 1, 1, 2, 2, 0, 0, 0},         // rows not a multiple of 8, 1 column in the last tile
+      {3, 5, 5, 6, 3, 3, 1, 1, 1, 1, 1, 1, 0},           // planes smaller than a tile
+      {1, 2, 45, 100, 4, 4, 1, 1, 2, 2, 1, 0, 0},        // 4 windows per axis, ceil, exclude
+      {1, 2, 40, 90, 6, 6, 1, 1, 3, 3, 0, 1, 0},         // 6 windows per axis: run-time loops
+      {1, 2, 50, 77, 7, 3, 3, 2, 3, 1, 1, 1, 0},         // row stride 3 (3 phases), 2 or 3 windows per row
+      {1, 2, 100, 70, 11, 11, 4, 4, 5, 5, 1, 0, 0},      // k11 s4 p5 ceil exclude
+      {1, 2, 80, 50, 20, 5, 10, 2, 10, 2, 1, 1, 0},      // row stride 10: 32-column tiles of 10 phases
+      {1, 2, 33, 70, 2, 3, 3, 1, 0, 1, 1, 1, 0},         // overlap along columns only, uncovered rows
+      {1, 2, 20, 100, 1, 5, 1, 1, 0, 2, 0, 1, 0},        // kernel of one row
+      {2, 2, 9, 9, 9, 9, 1, 1, 0, 0, 0, 1, 0},           // one window covering the plane at stride 1
+      {1, 2, 60, 70, 17, 17, 2, 2, 8, 8, 0, 1, 0},       // divisors 289 and less: f16/bf16 round them
+      {1, 2, 40, 40, 3, 3, 1, 1, 1, 1, 0, 1, 257},       // divisor override 257 (bf16: 256)
   };
   for (const Shape& sh : shapes)
     for_each_variant(sh, [&](avgpool_params p, int dt) {
@@ -346,6 +381,7 @@ TEST_CASE("backward: targeted shapes (seed-like rows, the generic suite's window
     });
   print_runs("backward targeted runs", runs);
   CHECK(declined["cuda:backward_gather"] == 0);
+  CHECK(runs["cuda:backward_tiles"] > 0);
 }
 
 TEST_CASE("backward: NaN and Inf in grad_output, every CUDA backward implementation") {
@@ -402,52 +438,62 @@ TEST_CASE("backward: NHWC equals NCHW element for element (pytorch numerics, wit
 
 TEST_CASE("backward: elements no window covers are +0; -0 gradients give +0 (PyTorch adds to 0)") {
   // 1x3x11x13, kernel 2, stride 3 (and 4 across): rows 2, 5, 8, 10 and the
-  // columns between windows are covered by none.
+  // columns between windows are covered by none. overlap: kernel 3, stride 2
+  // across instead (overlapping windows, for cuda:backward_tiles): only the
+  // rows between windows are uncovered.
   for (int dt = 0; dt < 4; ++dt)
     for (avgpool_layout layout : {AVGPOOL_LAYOUT_NCHW, AVGPOOL_LAYOUT_NHWC})
       for (avgpool_numerics num : {AVGPOOL_NUMERICS_FAST, AVGPOOL_NUMERICS_PYTORCH})
-        for (int pad = 0; pad <= 1; ++pad) {
-          avgpool_params p;
-          avgpool_params_init(&p);
-          p.c = 3; p.h = 11; p.w = 13;
-          p.kernel_h = p.kernel_w = 2; p.stride_h = 3; p.stride_w = 4;
-          p.padding_h = p.padding_w = pad;
-          p.dtype = (avgpool_dtype)dt; p.layout = layout; p.numerics = num;
-          p.backend = AVGPOOL_BACKEND_CUDA;
-          const PlanSizes s = sizes_of(p);
-          const int64_t es = element_size(p.dtype);
-          for (double value : {-0.0, -1.0, (double)NAN}) {
-            std::vector<char> gout((size_t)(s.dst * es));
-            for (int64_t i = 0; i < s.dst; ++i) store_double(p.dtype, gout.data(), i, value);
-            std::vector<char> cover((size_t)(s.src * es));  // the reference on ones: which elements a window holds
-            {
-              std::vector<char> ones((size_t)(s.dst * es));
-              for (int64_t i = 0; i < s.dst; ++i) store_double(p.dtype, ones.data(), i, 1.0);
-              reference_backward(p, ones.data(), cover.data());
+        for (int pad = 0; pad <= 1; ++pad)
+          for (int overlap = 0; overlap <= 1; ++overlap) {
+            avgpool_params p;
+            avgpool_params_init(&p);
+            p.c = 3; p.h = 11; p.w = 13;
+            p.kernel_h = p.kernel_w = 2; p.stride_h = 3; p.stride_w = 4;
+            if (overlap) {
+              p.kernel_w = 3;
+              p.stride_w = 2;
             }
-            for (const std::string& name : cuda_backward_impl_names()) {
-              RunResult r = run_backward(p, name.c_str(), gout.data());
-              REQUIRE_MESSAGE(r.status == AVGPOOL_SUCCESS, r.message);
-              INFO(name << " " << describe(p) << " grad_output " << value);
-              int64_t bad = 0, zeros = 0;
-              for (int64_t i = 0; i < s.src; ++i) {
-                const double g = load_double(p.dtype, r.out.data(), i);
-                const bool covered = load_double(p.dtype, cover.data(), i) != 0;
-                if (!covered || value == 0) {
-                  // +0 exactly: every byte zero
-                  bool all_zero = true;
-                  for (int64_t b = 0; b < es; ++b) all_zero = all_zero && r.out[(size_t)(i * es + b)] == 0;
-                  bad += !all_zero;
-                  zeros += !covered;
-                } else {
-                  bad += isnan(value) ? !isnan(g) : !(g < 0);
-                }
+            p.padding_h = p.padding_w = pad;
+            p.dtype = (avgpool_dtype)dt; p.layout = layout; p.numerics = num;
+            p.backend = AVGPOOL_BACKEND_CUDA;
+            const PlanSizes s = sizes_of(p);
+            const int64_t es = element_size(p.dtype);
+            for (double value : {-0.0, -1.0, (double)NAN}) {
+              std::vector<char> gout((size_t)(s.dst * es));
+              for (int64_t i = 0; i < s.dst; ++i) store_double(p.dtype, gout.data(), i, value);
+              std::vector<char> cover((size_t)(s.src * es));  // the reference on ones: which elements a window holds
+              {
+                std::vector<char> ones((size_t)(s.dst * es));
+                for (int64_t i = 0; i < s.dst; ++i) store_double(p.dtype, ones.data(), i, 1.0);
+                reference_backward(p, ones.data(), cover.data());
               }
-              CHECK(bad == 0);
-              CHECK(zeros > 0);
+              for (const std::string& name : cuda_backward_impl_names()) {
+                RunResult r = run_backward(p, name.c_str(), gout.data());
+                if (r.status == AVGPOOL_ERROR_UNSUPPORTED &&
+                    ((name == "cuda:backward_broadcast" && overlap) || (name == "cuda:backward_tiles" && !tiles_takes(p))))
+                  continue;
+                REQUIRE_MESSAGE(r.status == AVGPOOL_SUCCESS, r.message);
+                INFO(name << " " << describe(p) << " grad_output " << value);
+                int64_t bad = 0, zeros = 0;
+                for (int64_t i = 0; i < s.src; ++i) {
+                  const double g = load_double(p.dtype, r.out.data(), i);
+                  const bool covered = load_double(p.dtype, cover.data(), i) != 0;
+                  if (!covered || value == 0) {
+                    // +0 exactly: every byte zero
+                    bool all_zero = true;
+                    for (int64_t b = 0; b < es; ++b) all_zero = all_zero && r.out[(size_t)(i * es + b)] == 0;
+                    bad += !all_zero;
+                    zeros += !covered;
+                  } else {
+                    bad += isnan(value) ? !isnan(g) : !(g < 0);
+                  }
+                }
+                CHECK(bad == 0);
+                CHECK(zeros > 0);
+              }
             }
           }
-        }
 }
 
 TEST_CASE("backward: element-aligned pointers that are not 16-byte aligned, on shapes of 16-byte vectors") {
@@ -522,7 +568,14 @@ TEST_CASE("backward: bad calls are refused and write nothing") {
   // Broadcast declines overlapping windows, with the reason.
   CHECK(avgpool_plan_create_with_impls(&p, nullptr, "cuda:backward_broadcast", &plan) == AVGPOOL_ERROR_UNSUPPORTED);
   CHECK(std::string(avgpool_last_error_message()).find("stride") != std::string::npos);
-  for (const char* name : {"cuda:backward_broadcast", "cuda:backward_gather"}) {
+  // The tiles decline NHWC, with the reason.
+  {
+    avgpool_params q = p;
+    q.layout = AVGPOOL_LAYOUT_NHWC;
+    CHECK(avgpool_plan_create_with_impls(&q, nullptr, "cuda:backward_tiles", &plan) == AVGPOOL_ERROR_UNSUPPORTED);
+    CHECK(std::string(avgpool_last_error_message()).find("NCHW") != std::string::npos);
+  }
+  for (const char* name : {"cuda:backward_broadcast", "cuda:backward_tiles", "cuda:backward_gather"}) {
     avgpool_params q = p;
     if (std::string(name) == "cuda:backward_broadcast") q.stride_h = q.stride_w = 3;
     const PlanSizes qs = sizes_of(q);
@@ -750,7 +803,7 @@ TEST_CASE("backward of overlapping windows with grad_input of 2^32 elements (f16
     for (avgpool_numerics num : {AVGPOOL_NUMERICS_FAST, AVGPOOL_NUMERICS_PYTORCH}) {
       p.numerics = num;
       const std::string name = run_and_sample(p, nullptr, g_ptr, gout.p, gin.p);
-      CHECK(name == "cuda:backward_gather");
+      CHECK(name == (layout == AVGPOOL_LAYOUT_NCHW ? "cuda:backward_tiles" : "cuda:backward_gather"));
     }
   }
 }
