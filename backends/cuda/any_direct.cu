@@ -1,12 +1,16 @@
 // cuda:any_direct - one thread per output, any layout, any window: the
-// fallback that accepts every problem (PyTorch's own CUDA scheme). Sums in
-// PyTorch's order (rows then columns, acc_t accumulator), so it serves both
-// numerics. Any element-aligned pointers; a grid-stride grid. Indices are
-// 32-bit when both tensors have fewer than 2^31 elements (as PyTorch's
-// kernel does: the index decode's divisions are most of a small window's
-// work), 64-bit otherwise.
+// fallback that accepts every problem (PyTorch's own CUDA scheme), and the
+// fastest kernel where little is shared between windows (windows with gaps
+// between them, narrow planes, few channels per pixel: see policy.cu). Sums
+// in PyTorch's order (rows then columns, acc_t accumulator), so it serves
+// both numerics. Any element-aligned pointers; a grid-stride grid.
+// Indices are 32-bit when both tensors have fewer than 2^31 elements, and
+// the flat output index is decoded by multiply-high dividers fixed at plan
+// creation (int_divider.h): on small windows the decode is most of the work
+// (PyTorch's kernel divides at run time). 64-bit indices otherwise.
 #include "common.cuh"
 #include "impls.h"
+#include "int_divider.h"
 
 namespace avgpool::cuda {
 namespace {
@@ -17,34 +21,85 @@ constexpr int kThreads = 256;  // direct_kernel's launch bounds
 struct DirectArgs : Geometry {
   int64_t total;  // outputs
   int64_t c;      // channels
-  bool nhwc;
+  // The decode's divisors, in the order the flat index is taken apart:
+  // NCHW ow, oh; NHWC c, ow, oh (32-bit kernels only).
+  IntDivider inner, middle, outer;
 };
 
-// Each thread computes outputs index, index + stride, ... (dense dst index in
-// the problem's layout), with indices of type I (int32_t or int64_t).
+// Sums the window of output (oy, ox) of the plane (NCHW) or pixel channel
+// (NHWC) at base and returns the average: elements (y, x) at base + y * ys
+// + x * xs, xs = 1 in NCHW and C in NHWC. Window bounds in I, the divisor
+// in int64 (padded lengths can multiply past 2^31).
 template <typename T, typename I>
-__global__ void __launch_bounds__(256) direct_kernel(const T* __restrict__ src, T* __restrict__ dst,
-                                                     DirectArgs a) {
+__device__ __forceinline__ T average_window(const T* base, I oy, I ox, I ys, I xs, const DirectArgs& a) {
   using E = Elem<T>;
   using A = typename E::acc_t;
-  const I total = (I)a.total, C = (I)a.c, H = (I)a.h, W = (I)a.w, OH = (I)a.oh, OW = (I)a.ow;
-  for (I i = (I)(blockIdx.x * blockDim.x + threadIdx.x); i < total; i += (I)(gridDim.x * blockDim.x)) {
-    I in, ic, oy, ox, t = i;
-    if (!a.nhwc) {
-      ox = t % OW; t /= OW; oy = t % OH; t /= OH; ic = t % C; in = t / C;
+  const AxisWindowOf<I> r = axis_window_of<I>(oy, (I)a.h, (I)a.kh, (I)a.sh, (I)a.ph);
+  const AxisWindowOf<I> c = axis_window_of<I>(ox, (I)a.w, (I)a.kw, (I)a.sw, (I)a.pw);
+  A sum = 0;
+  for (I y = r.begin; y < r.end; ++y)
+    for (I x = c.begin; x < c.end; ++x) sum += E::to_acc(load1<false>(base + y * ys + x * xs));
+  const AxisWindow r64{r.begin, r.end, r.padded_len}, c64{c.begin, c.end, c.padded_len};
+  return E::from_acc(finish(sum, r64, c64, a.include_pad, a.divisor_override));
+}
+
+// 32-bit indices: each thread computes outputs i, i + grid, ... (dense dst
+// index in the problem's layout).
+template <typename T, bool NHWC>
+__global__ void __launch_bounds__(256) direct_kernel(const T* __restrict__ src, T* __restrict__ dst,
+                                                     DirectArgs a) {
+  const int32_t total = (int32_t)a.total, H = (int32_t)a.h, W = (int32_t)a.w, C = (int32_t)a.c;
+  for (int32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < total; i += gridDim.x * blockDim.x) {
+    uint32_t t, oy, ox;
+    const T* base;
+    if constexpr (!NHWC) {
+      ox = a.inner.divmod(i, &t);
+      oy = a.middle.divmod(t, &t);  // t: the plane
+      base = src + (int32_t)t * H * W;
+      dst[i] = average_window<T, int32_t>(base, oy, ox, W, 1, a);
     } else {
-      ic = t % C; t /= C; ox = t % OW; t /= OW; oy = t % OH; in = t / OH;
+      const uint32_t ic = a.inner.divmod(i, &t);
+      ox = a.middle.divmod(t, &t);
+      oy = a.outer.divmod(t, &t);  // t: the batch item
+      base = src + (int32_t)t * H * W * C + ic;
+      dst[i] = average_window<T, int32_t>(base, oy, ox, W * C, C, a);
     }
-    const AxisWindow r = axis_window(oy, a.h, a.kh, a.sh, a.ph);
-    const AxisWindow c = axis_window(ox, a.w, a.kw, a.sw, a.pw);
-    // element (y, x) of this plane is at base + y * ys + x * xs
-    const I xs = a.nhwc ? C : 1, ys = W * xs;
-    const T* base = a.nhwc ? src + in * H * W * C + ic : src + (in * C + ic) * H * W;
-    A sum = 0;
-    for (I y = (I)r.begin; y < (I)r.end; ++y)
-      for (I x = (I)c.begin; x < (I)c.end; ++x) sum += E::to_acc(load1<false>(base + y * ys + x * xs));
-    dst[i] = E::from_acc(finish(sum, r, c, a.include_pad, a.divisor_override));
   }
+}
+
+// 64-bit indices (a tensor of 2^31 elements or more).
+template <typename T, bool NHWC>
+__global__ void __launch_bounds__(256) direct_kernel_wide(const T* __restrict__ src, T* __restrict__ dst,
+                                                          DirectArgs a) {
+  const int64_t total = a.total, C = a.c, H = a.h, W = a.w, OH = a.oh, OW = a.ow;
+  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += (int64_t)gridDim.x * blockDim.x) {
+    int64_t t = i;
+    if constexpr (!NHWC) {
+      const int64_t ox = t % OW;
+      t /= OW;
+      const int64_t oy = t % OH;
+      t /= OH;
+      dst[i] = average_window<T, int64_t>(src + t * H * W, oy, ox, W, 1, a);
+    } else {
+      const int64_t ic = t % C;
+      t /= C;
+      const int64_t ox = t % OW;
+      t /= OW;
+      const int64_t oy = t % OH;
+      t /= OH;
+      dst[i] = average_window<T, int64_t>(src + t * H * W * C + ic, oy, ox, W * C, C, a);
+    }
+  }
+}
+
+template <typename T, bool NHWC>
+avgpool_status use_direct_kernel(KernelConfig<DirectArgs>* c, bool narrow, const DeviceInfo& device,
+                                 Decline* why) {
+  const GridShape grid{ceil_div(c->args.total, kThreads), false};
+  return narrow ? use_kernel<DirectArgs, T, direct_kernel<T, NHWC>>(c, "direct_kernel", kThreads, 0, grid, device,
+                                                                   why)
+                : use_kernel<DirectArgs, T, direct_kernel_wide<T, NHWC>>(c, "direct_kernel_wide", kThreads, 0,
+                                                                         grid, device, why);
 }
 
 avgpool_status init(const Problem& q, const DeviceInfo& device, ConfigPtr* config, Decline* why) {
@@ -52,17 +107,22 @@ avgpool_status init(const Problem& q, const DeviceInfo& device, ConfigPtr* confi
   DirectArgs& a = c->args;
   a.total = q.dst_elements;
   a.c = q.c;
-  a.nhwc = q.layout == AVGPOOL_LAYOUT_NHWC;
+  const bool nhwc = q.layout == AVGPOOL_LAYOUT_NHWC;
   // 32-bit indices when every index (and i plus a grid's stride) stays below 2^31.
   const int64_t limit = (int64_t(1) << 31) - (int64_t(1) << 28);
   const bool narrow = q.src_elements < limit && q.dst_elements < limit;
+  if (narrow) {
+    // A non-empty tensor below 2^31 elements has every size below 2^31; an
+    // empty one decodes nothing (its sizes are not divided by).
+    auto divider = [limit](int64_t d) { return IntDivider::of(uint32_t(d > 0 && d < limit ? d : 1)); };
+    a.inner = divider(nhwc ? q.c : q.ow);
+    a.middle = divider(nhwc ? q.ow : q.oh);
+    a.outer = divider(q.oh);
+  }
   const avgpool_status s = dispatch_dtype_cuda(q.dtype, [&](auto zero) {
     using T = decltype(zero);
-    const GridShape grid{ceil_div(a.total, kThreads), false};
-    return narrow ? use_kernel<DirectArgs, T, direct_kernel<T, int32_t>>(c.get(), "direct_kernel", kThreads, 0,
-                                                                        grid, device, why)
-                  : use_kernel<DirectArgs, T, direct_kernel<T, int64_t>>(c.get(), "direct_kernel", kThreads, 0,
-                                                                        grid, device, why);
+    return nhwc ? use_direct_kernel<T, true>(c.get(), narrow, device, why)
+                : use_direct_kernel<T, false>(c.get(), narrow, device, why);
   });
   return hand_over(s, std::move(c), config);
 }

@@ -34,8 +34,10 @@ bool fast(const Problem& q) { return q.numerics == AVGPOOL_NUMERICS_FAST; }
 //    cuda:nchw_row_bulk (pytorch numerics 1.56 against 3.98). Not 5x5 at
 //    stride 1 (3.86 against 1.93 on cuda:nchw_tiled), nor the small windows
 //    the column walks take.
+// Not 2x2 windows at any width (1x1x1230x1832 k2 s2 f16: 0.033 ms against
+// 0.005 on cuda:nchw_column_walk; H200, 2026-12-01, device time).
 bool row_stream_wanted(const Problem& q) {
-  if (q.ow < 128) return false;
+  if (q.ow < 128 || q.kh * q.kw <= 4) return false;
   if (q.kh <= q.sh) return true;
   return ceil_div(q.kh, q.sh) <= 3 && q.kh >= 8;
 }
@@ -65,17 +67,86 @@ bool stride_eq_before_row_bulk(const Problem& q) {
   return q.stride_equals_kernel() && ((half_type(q) && fast(q) && q.w >= kStrideEqHalfRow) || q.kh * q.kw <= 4);
 }
 
-// Windows with gaps between them along both axes (strides above the kernel
-// on both): cuda:any_direct reads only what the windows hold, as PyTorch
-// does, where the tiled and row kernels stage every input element. Random
-// sweep, H200, 2026-11-30, device time (before -> cuda:any_direct, PyTorch):
-// 15x264x195x195 k3 s4 bf16 cuda:nchw_tiled 0.421 -> 0.243 (0.146);
-// 11x371x362x136 k4 s5 f16 0.558 -> 0.236 (0.152); 1034x38x252x91 k1 s2x3
-// f16 2.807 -> 2.484 (1.371). With gaps along one axis only the staging
-// kernels keep their edge: 144402x2x44x44 k5 s6x1 bf16 cuda:nchw_row_bulk
-// 1.052 against 2.936 on cuda:any_direct, 152x265x26x483 k2x11 s4x1 f32
-// cuda:nchw_tiled 1.822 against 3.426.
-bool gaps_between_windows(const Problem& q) { return q.sh > q.kh && q.sw > q.kw; }
+// cuda:any_direct (one thread per output, PyTorch's scheme with 32-bit
+// multiply-high index decoding) before the staging kernels where windows
+// share little or there is too little to stage. The staging kernels read
+// every input element once and share it between overlapping windows; that
+// pays where neighbouring windows overlap heavily, rows are long and pixels
+// fill 16-byte vectors. The rules come from a random sweep with every CUDA
+// implementation forced (bench/gpu/sweep.py --forced; H200, 2026-12-01,
+// seeds 11 and 12, 200 configurations, device time), where cuda:any_direct
+// was the fastest on 146 of 200 in fast numerics; they were confirmed on
+// seeds not tuned on (docs/performance.md, "Random sweep"). NCHW, in order:
+//  - both strides 1: staged (each input is read kh * kw times by direct:
+//    cuda:nchw_tiled 0.37 of direct's time on 12x1x1888x1888 k7x8 s1 f64,
+//    0.57 on 88x9x1264x919 k4x1 s1 bf16);
+//  - planes of at most kFewOutputs outputs whose windows hold kWideWindow
+//    inputs or more: staged (a thread per output waits on its window's
+//    loads one after another where cuda:nchw_row_bulk stages the plane's
+//    rows with the whole block: 0.60 of direct's time on 2623x13x25x25 k11
+//    s11x5, 0.61 on 3x169x13x30 k7 s8 f64, 0.79 on 3x700x22x45 k10 s8x10
+//    and 411x939x43x13 k7 s8; one of the five such sweep configurations
+//    went the other way, 7939x6x9x35 k10 s10 ceil 1.16; the benchmark's
+//    global 7x7 is one);
+//  - output rows shorter than kDirectRow: direct (151x9x130x130 k8 s4 f16
+//    1.16x faster than the best staging kernel, 69x4x47x47 k7 s1x7 bf16
+//    1.29x);
+//  - f64, except stride == kernel on rows of kStrideEqRow or more: direct
+//    (1x38x294x294 k8 s3 1.84x, 4x14x141x141 k6 s8x1 1.42x; 1x42x23x1311
+//    k9 s9 stays on cuda:nchw_stride_eq, 0.66 of direct's time);
+//  - windows that hold fewer than twice the inputs between neighbouring
+//    window origins, stride != kernel (kh * kw < 2 * sh * sw: gaps, strided
+//    1x1, little overlap): direct (14x2x734x650 k1x11 s1x7 3.1x, 1x5x1416x505 k7x2
+//    s6x2 f64 1.48x);
+//  - a window that moves by one along an axis it spans: staged
+//    (cuda:nchw_row_bulk 0.36 of direct's time on 144402x2x44x44 k5 s6x1,
+//    2026-11-30);
+//  - gaps between windows along either axis: direct (24x143x157x157 k4
+//    s5x4 f16 1.77x, 14x111x634x534 k2 s4x2 1.16x);
+//  - stride == kernel beyond 2x2 on rows shorter than kStrideEqRow: direct
+//    (cuda:nchw_row_bulk, which AUTO took there, gives a block a few short
+//    rows: 1.81x direct's time on 26x364x59x59 k8 s8; cuda:nchw_stride_eq
+//    1.02-1.14x on it and on 10x179x360x360 k9x5 s9x5).
+// The column walks' windows (square 2, 3 or 5 at strides of 1 or 2) stay
+// with them whatever the width: they were tuned on such windows over the
+// benchmark's narrow planes and led every sweep configuration of the kind
+// (1x264x176x283 k2 s2 0.020 ms against direct's 0.036, 6x3x476x333 k2 s2
+// f16 0.0058 against 0.0084).
+constexpr int64_t kStrideEqRow = 1024;
+constexpr int64_t kDirectRow = 64;
+bool column_walk_window(const Problem& q) {
+  return q.kh == q.kw && (q.kh == 2 || q.kh == 3 || q.kh == 5) && q.sh <= 2 && q.sw <= 2;
+}
+constexpr int64_t kFewOutputs = 8;
+constexpr int64_t kWideWindow = 49;
+bool nchw_direct_first(const Problem& q) {
+  const int64_t window = q.kh * q.kw;
+  if ((q.sh == 1 && q.sw == 1 && window > 1) || column_walk_window(q)) return false;
+  const int64_t clipped = (q.kh < q.h ? q.kh : q.h) * (q.kw < q.w ? q.kw : q.w);
+  if (q.oh * q.ow <= kFewOutputs && clipped >= kWideWindow) return false;
+  const bool wide_stride_eq = q.stride_equals_kernel() && q.w >= kStrideEqRow;
+  if (q.ow < kDirectRow || (q.element_size == 8 && !wide_stride_eq)) return true;
+  if (window < 2 * q.sh * q.sw && !q.stride_equals_kernel()) return true;
+  if ((q.sh == 1 && q.kh > 1) || (q.sw == 1 && q.kw > 1)) return false;
+  if (q.sh > q.kh || q.sw > q.kw) return true;
+  return q.stride_equals_kernel() && window > 4 && q.w < kStrideEqRow;
+}
+
+// NHWC: the tile and column kernels move a pixel's channels as 16-byte
+// vectors; pixels that are not whole vectors, or only one, and strided f64
+// windows go to cuda:any_direct (same sweep: 4x165x75x75 k11 s3 bf16 2.35x faster than
+// cuda:nhwc_column_walk, 187x3x419x419 k11x7 s1x7 f16 2.13x; 31x8x61x61
+// k11 s2 f16 (one vector) 3.2x faster than cuda:nhwc_tile_stream,
+// 117424x4x19x7 k4 s3 f64 14.6x, 2x22x240x240 k7 s7 f64 2.0x than
+// cuda:nhwc_column_walk; with vectors of 2- and 4-byte channels the staging
+// kernels keep their lead: 0.33 of direct's time on 11x312x834x43 k5x1
+// s3x2 bf16, 0.42 on 604x244x20x20 k11 s2 f32; and f64 at stride 1, 0.37
+// on 3x14x1419x1419 k1 s1).
+bool nhwc_direct_first(const Problem& q) {
+  const int64_t pixel_bytes = q.c * q.element_size;
+  const bool strided = q.sh > 1 || q.sw > 1;
+  return pixel_bytes % 16 != 0 || pixel_bytes < 32 || (q.element_size == 8 && strided);
+}
 
 // cuda:nhwc_tile_stream, except where cuda:nhwc_column_walk measured faster
 // in fast numerics (ms there against here):
@@ -215,7 +286,7 @@ size_t auto_order(const Problem& q, const DeviceInfo& device, Direction directio
     add(&kAnyWindowSplitImpl);
   }
   if (q.layout == AVGPOOL_LAYOUT_NCHW) {
-    if (gaps_between_windows(q)) add(&kAnyDirectImpl);
+    if (nchw_direct_first(q)) add(&kAnyDirectImpl);
     if (row_stream_wanted(q)) add(&kNchwRowStreamImpl);
     add(&kNchwVecColumnWalkImpl);  // fast numerics, 3x3/5x5/7x7 at stride 1
     add(&kNchwColumnWalkImpl);     // 2x2/3x3/5x5 at row stride 1 or 2
@@ -224,6 +295,7 @@ size_t auto_order(const Problem& q, const DeviceInfo& device, Direction directio
     add(&kNchwRowBulkImpl);        // rows that fit in shared memory
     add(&kNchwStrideEqImpl);       // stride == kernel at any width
   } else {
+    if (nhwc_direct_first(q)) add(&kAnyDirectImpl);
     if (tile_stream_wanted(q)) add(&kNhwcTileStreamImpl);
     add(&kNhwcColumnWalkImpl);
   }

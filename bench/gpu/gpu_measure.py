@@ -45,13 +45,16 @@ def copy_bandwidth(nbytes=2 << 30):
     return 2 * nbytes / (ms * 1e-3)
 
 
-def measure(cfg, copy_bw, fast_tolerance):
+def measure(cfg, copy_bw, fast_tolerance, forced=False):
     """The row of cfg (see bench/sweeplib/report.py); a failure of PyTorch or
-    of the library (out of memory, a refused plan) is the row's "error"."""
+    of the library (out of memory, a refused plan) is the row's "error".
+    With forced, also every CUDA forward implementation that accepts the
+    problem, in each numerics, checked and timed: row["forced"][numerics]
+    maps its name to ms (or "DIFF" when its output failed the check)."""
     row = dict(label=cfg.label(), config=cfg.to_dict(), in_bytes=cfg.in_bytes, out_bytes=cfg.out_bytes,
                in_mb=cfg.in_bytes / (1 << 20), roof_ms=(cfg.in_bytes + cfg.out_bytes) / copy_bw * 1e3)
     try:
-        _measure(cfg, row, fast_tolerance)
+        _measure(cfg, row, fast_tolerance, forced)
     except (RuntimeError, ValueError) as e:
         row["error"] = str(e).splitlines()[0][:200] if str(e) else type(e).__name__
         row["check"] = "error"
@@ -60,7 +63,35 @@ def measure(cfg, copy_bw, fast_tolerance):
     return row
 
 
-def _measure(cfg, row, fast_tolerance):
+def _cuda_forward_impls():
+    return [name for name in _lib.impl_names("forward") if name.startswith("cuda:")]
+
+
+def _checked(name, out, ref, fast_tolerance):
+    if name == "pytorch":
+        return bitwise_equal(out, ref)
+    return max_abs_diff(out, ref) <= fast_tolerance
+
+
+def _measure_forced(cfg, row, fast_tolerance, src, dst, out, ref):
+    row["forced"] = {}
+    for name, numerics in _NUMERICS:
+        times = row["forced"][name] = {}
+        for impl in _cuda_forward_impls():
+            try:
+                plan = _lib.Plan(cfg.params(_lib.BACKEND_CUDA, numerics), forward_impl=impl)
+            except _lib.AvgpoolError:
+                continue  # declined
+            out.fill_(float("nan"))
+            plan.execute(src, dst, torch.cuda.current_stream().cuda_stream)
+            if not _checked(name, out, ref, fast_tolerance):
+                times[impl] = "DIFF"
+                continue
+            execute, stream = plan.execute, torch.cuda.current_stream().cuda_stream
+            times[impl] = time_queued(lambda: execute(src, dst, stream))
+
+
+def _measure(cfg, row, fast_tolerance, forced=False):
     dt = TORCH_DTYPES[cfg.dtype]
     fmt = torch.channels_last if cfg.layout == "nhwc" else torch.contiguous_format
     x = torch.empty((cfg.n, cfg.c, cfg.h, cfg.w), dtype=dt, device="cuda", memory_format=fmt).uniform_(-1, 1)
@@ -86,6 +117,8 @@ def _measure(cfg, row, fast_tolerance):
         execute = plan.execute
         row[f"{name}_ms"] = time_queued(lambda: execute(src, dst, stream))
     row["torch_ms"] = time_queued(lambda: F.avg_pool2d(x, *pool))
+    if forced:
+        _measure_forced(cfg, row, fast_tolerance, src, dst, out, ref)
     for name, _ in _NUMERICS:
         row[f"{name}_vs_torch"] = row["torch_ms"] / row[f"{name}_ms"]
         row[f"{name}_of_roof"] = row["roof_ms"] / row[f"{name}_ms"]

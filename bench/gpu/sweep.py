@@ -28,7 +28,7 @@ The library is libavgpool through the avgpool Python package:
 AVGPOOL_LIBRARY names the built libavgpool.so; the package is imported
 from PYTHONPATH or else from this repository's python/ folder.
 
-usage: sweep.py [--seed S] [--count N] [--max-bytes 2G] [--json FILE]
+usage: sweep.py [--seed S] [--count N] [--max-bytes 2G] [--json FILE] [--forced]
        sweep.py --dry-run ...           the configurations only (no GPU, no torch)
        sweep.py --summarize FILE.json   the table and summary of a saved run
 """
@@ -83,7 +83,11 @@ def print_summary(rows):
 
 
 def main():
-    args = driver.parser(__doc__, 2 << 30, ("f32", "f16", "bf16", "f64")).parse_args()
+    parser = driver.parser(__doc__, 2 << 30, ("f32", "f16", "bf16", "f64"))
+    parser.add_argument("--forced", action="store_true",
+                        help="also time every CUDA implementation that accepts each configuration (the data "
+                             "behind the AUTO policy; several times slower)")
+    args = parser.parse_args()
     cfgs = driver.configurations_to_measure(args, COLUMNS, print_summary)
     if cfgs is None:
         return
@@ -97,15 +101,17 @@ def main():
           f"library {_lib.library_path}; seed {args.seed}, {len(cfgs)} configurations; "
           f"copy {bw / 1e9:.0f} GB/s (read + write)", flush=True)
     print(report.table_header(COLUMNS), flush=True)
+    meta = dict(device=props.name, torch=torch.__version__, seed=args.seed, count=len(cfgs), copy_GBps=bw / 1e9)
     rows = []
     for cfg in cfgs:
-        row = measure(cfg, bw, fast_tolerance(cfg))
+        row = measure(cfg, bw, fast_tolerance(cfg), args.forced)
         rows.append(row)
         print(report.row_line(row, COLUMNS), flush=True)
+        if args.json:  # a run cut short keeps its rows
+            driver.save(args.json, meta, rows, [])
     lines = print_summary(rows)
     if args.json:
-        driver.save(args.json, dict(device=props.name, torch=torch.__version__, seed=args.seed, count=len(cfgs),
-                                    copy_GBps=bw / 1e9), rows, lines)
+        driver.save(args.json, meta, rows, lines)
 
 
 if __name__ == "__main__":

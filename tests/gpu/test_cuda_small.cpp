@@ -89,24 +89,29 @@ TEST_CASE("the CUDA implementations are registered; AUTO follows the measured ch
   const avgpool_dtype f32 = AVGPOOL_DTYPE_F32;
   const avgpool_layout nhwc = AVGPOOL_LAYOUT_NHWC;
   const Want wants[] = {
-      {4, 0, 0, AVGPOOL_NUMERICS_FAST, "cuda:nchw_row_bulk"},    // stride == kernel beyond 2x2
-      {2, 0, 0, AVGPOOL_NUMERICS_FAST, "cuda:nchw_column_walk"}, // 2x2 stride 2
+      {4, 0, 0, AVGPOOL_NUMERICS_FAST, "cuda:any_direct"},     // stride == kernel beyond 2x2, rows < 1024
+      {11, 0, 0, AVGPOOL_NUMERICS_FAST, "cuda:nchw_row_bulk", 1024},  // ... and rows of 1024 (ow < 128)
+      {2, 0, 0, AVGPOOL_NUMERICS_FAST, "cuda:nchw_column_walk", 160}, // 2x2 stride 2
+      {4, 2, 1, AVGPOOL_NUMERICS_FAST, "cuda:any_direct"},     // output rows < 64
+      {4, 2, 1, AVGPOOL_NUMERICS_FAST, "cuda:nchw_tiled", 256},  // ... and of 127
+      {4, 2, 1, AVGPOOL_NUMERICS_FAST, "cuda:any_direct", 256, AVGPOOL_DTYPE_F64},  // f64
+      {4, 3, 0, AVGPOOL_NUMERICS_FAST, "cuda:any_direct", 512},  // little overlap (16 < 2 * 9)
       {3, 1, 1, AVGPOOL_NUMERICS_FAST, "cuda:nchw_vec_column_walk"}, // overlapping 3x3, 5x5 stride 1
       {5, 1, 2, AVGPOOL_NUMERICS_FAST, "cuda:nchw_vec_column_walk"},
       {3, 1, 1, AVGPOOL_NUMERICS_PYTORCH, "cuda:nchw_column_walk"},
-      {3, 2, 1, AVGPOOL_NUMERICS_FAST, "cuda:nchw_column_walk"},
-      {3, 2, 1, AVGPOOL_NUMERICS_PYTORCH, "cuda:nchw_column_walk"},
+      {3, 2, 1, AVGPOOL_NUMERICS_FAST, "cuda:nchw_column_walk", 160},
+      {3, 2, 1, AVGPOOL_NUMERICS_PYTORCH, "cuda:nchw_column_walk", 160},
       {5, 1, 2, AVGPOOL_NUMERICS_PYTORCH, "cuda:nchw_column_walk"},
-      {5, 2, 2, AVGPOOL_NUMERICS_FAST, "cuda:nchw_column_walk"},
+      {5, 2, 2, AVGPOOL_NUMERICS_FAST, "cuda:nchw_column_walk", 160},
       {7, 1, 3, AVGPOOL_NUMERICS_FAST, "cuda:nchw_vec_column_walk"},
-      {7, 2, 3, AVGPOOL_NUMERICS_FAST, "cuda:nchw_tiled"},          // 7x7 beyond stride 1
-      {11, 4, 0, AVGPOOL_NUMERICS_PYTORCH, "cuda:nchw_row_bulk"}, // pytorch numerics beyond 5x5
+      {7, 2, 3, AVGPOOL_NUMERICS_FAST, "cuda:nchw_tiled", 160},          // 7x7 beyond stride 1
+      {11, 4, 0, AVGPOOL_NUMERICS_PYTORCH, "cuda:nchw_row_bulk", 512}, // pytorch numerics beyond 5x5
       // wide rows, stride == kernel: the seed's shape of row
       {11, 0, 0, AVGPOOL_NUMERICS_FAST, "cuda:nchw_row_stream", 2048},
       {11, 0, 0, AVGPOOL_NUMERICS_PYTORCH, "cuda:nchw_row_stream", 2048},
       {11, 0, 0, AVGPOOL_NUMERICS_PYTORCH, "cuda:nchw_row_stream", 2048, AVGPOOL_DTYPE_F16},
       {11, 0, 0, AVGPOOL_NUMERICS_FAST, "cuda:nchw_row_stream", 2048, AVGPOOL_DTYPE_BF16},
-      {11, 0, 0, AVGPOOL_NUMERICS_FAST, "cuda:nchw_row_bulk", 96, AVGPOOL_DTYPE_F16},  // narrow half rows
+      {11, 0, 0, AVGPOOL_NUMERICS_FAST, "cuda:any_direct", 96, AVGPOOL_DTYPE_F16},  // narrow half rows
       {11, 0, 0, AVGPOOL_NUMERICS_FAST, "cuda:nchw_stride_eq", 1024, AVGPOOL_DTYPE_F16},  // wide half rows, ow < 128
       {3, 4, 0, AVGPOOL_NUMERICS_FAST, "cuda:any_direct"},       // gaps between windows
       {2, 3, 0, AVGPOOL_NUMERICS_PYTORCH, "cuda:any_direct", 2048},
@@ -126,7 +131,9 @@ TEST_CASE("the CUDA implementations are registered; AUTO follows the measured ch
       {5, 1, 2, AVGPOOL_NUMERICS_FAST, "cuda:nhwc_column_walk", 64, AVGPOOL_DTYPE_F64, 64, nhwc},
       {3, 1, 1, AVGPOOL_NUMERICS_FAST, "cuda:nhwc_tile_stream", 64, AVGPOOL_DTYPE_F64, 64, nhwc},
       {3, 2, 1, AVGPOOL_NUMERICS_PYTORCH, "cuda:nhwc_tile_stream", 64, f32, 64, nhwc},
-      {3, 1, 1, AVGPOOL_NUMERICS_FAST, "cuda:nhwc_column_walk", 64, f32, 3, nhwc},     // 12-byte pixels
+      {3, 1, 1, AVGPOOL_NUMERICS_FAST, "cuda:any_direct", 64, f32, 3, nhwc},     // 12-byte pixels
+      {3, 1, 1, AVGPOOL_NUMERICS_FAST, "cuda:any_direct", 64, f32, 4, nhwc},     // one 16-byte vector per pixel
+      {3, 2, 1, AVGPOOL_NUMERICS_FAST, "cuda:any_direct", 64, AVGPOOL_DTYPE_F64, 64, nhwc},  // strided f64
       {11, 0, 0, AVGPOOL_NUMERICS_FAST, "cuda:nhwc_column_walk", 2048, f32, 64, nhwc}, // a tile's rows too wide
       // windows of 512 inputs or more: split over threads, or staged for one chain
       {64, 0, 0, AVGPOOL_NUMERICS_FAST, "cuda:nchw_window_team"},
