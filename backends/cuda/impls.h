@@ -27,6 +27,10 @@ extern const Impl kBackwardTilesImpl;     // backward_tiles.cu
 // declines it): the policy passes over tiles too small to pay for themselves.
 int64_t nchw_tiled_outputs_per_block(const Problem& problem, const DeviceInfo& device);
 
+// Work units (a few output rows of one plane each) cuda:nchw_row_stream
+// hands out on problem: the policy keeps its persistent grid busy.
+int64_t nchw_row_stream_units(const Problem& problem);
+
 // Inputs one tile of cuda:any_window_tiles holds (g_h x g_w, g = gcd of
 // kernel and stride per axis, the kernel along an axis of one output).
 int64_t any_window_tiles_tile_inputs(const Problem& problem);

@@ -252,6 +252,11 @@ row_stream_kernel(const T* __restrict__ src, T* __restrict__ dst, StreamArgs a) 
 }
 
 // ---- host ------------------------------------------------------------------------------
+// Output rows of one work unit: about kUnitTarget bytes of input rows.
+int64_t unit_rows(const Problem& q) {
+  return std::min<int64_t>(q.oh, std::max<int64_t>(1, kUnitTarget / (q.sh * q.w * q.element_size)));
+}
+
 // Plans the ring for q on device into a, or declines.
 avgpool_status plan_ring(const Problem& q, const DeviceInfo& device, StreamArgs* a, int64_t* smem, Decline* why) {
   const int64_t es = q.element_size, V = 16 / es;
@@ -275,7 +280,7 @@ avgpool_status plan_ring(const Problem& q, const DeviceInfo& device, StreamArgs*
   if (stages < 3 || stage >= (int64_t(1) << 20))
     return decline(why, AVGPOOL_ERROR_UNSUPPORTED, "%s: rows of %lld bytes do not fit three times in shared memory",
                    kName, (long long)row_bytes);
-  a->unit_rows = std::min<int64_t>(q.oh, std::max<int64_t>(1, kUnitTarget / (q.sh * row_bytes)));
+  a->unit_rows = unit_rows(q);
   a->units_per_plane = ceil_div(q.oh, a->unit_rows);
   a->total_units = q.planes() * a->units_per_plane;
   a->rows_per_stage = (int)rows_per_stage;
@@ -313,5 +318,7 @@ avgpool_status init(const Problem& q, const DeviceInfo& device, ConfigPtr* confi
 }  // namespace
 
 const Impl kNchwRowStreamImpl = cuda_impl(kName, Direction::kForward, init);
+
+int64_t nchw_row_stream_units(const Problem& q) { return q.planes() * ceil_div(q.oh, unit_rows(q)); }
 
 }  // namespace avgpool::cuda

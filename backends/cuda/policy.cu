@@ -35,9 +35,15 @@ bool fast(const Problem& q) { return q.numerics == AVGPOOL_NUMERICS_FAST; }
 //    stride 1 (3.86 against 1.93 on cuda:nchw_tiled), nor the small windows
 //    the column walks take.
 // Not 2x2 windows at any width (1x1x1230x1832 k2 s2 f16: 0.033 ms against
-// 0.005 on cuda:nchw_column_walk; H200, 2026-12-01, device time).
-bool row_stream_wanted(const Problem& q) {
+// 0.005 on cuda:nchw_column_walk), nor problems of fewer than
+// kRowStreamUnitsPerSm work units per SM for its persistent grid of three
+// blocks per SM (1x2x2028x384 k10x2 s4x2 f16, 36 units: 0.15x PyTorch;
+// 1x1x1256x1256 k7x2 s7x2 f64, 179 units: 0.66x; H200, 2026-12-01, device
+// time).
+constexpr int64_t kRowStreamUnitsPerSm = 6;
+bool row_stream_wanted(const Problem& q, const DeviceInfo& device) {
   if (q.ow < 128 || q.kh * q.kw <= 4) return false;
+  if (nchw_row_stream_units(q) < kRowStreamUnitsPerSm * device.sms) return false;
   if (q.kh <= q.sh) return true;
   return ceil_div(q.kh, q.sh) <= 3 && q.kh >= 8;
 }
@@ -287,7 +293,7 @@ size_t auto_order(const Problem& q, const DeviceInfo& device, Direction directio
   }
   if (q.layout == AVGPOOL_LAYOUT_NCHW) {
     if (nchw_direct_first(q)) add(&kAnyDirectImpl);
-    if (row_stream_wanted(q)) add(&kNchwRowStreamImpl);
+    if (row_stream_wanted(q, device)) add(&kNchwRowStreamImpl);
     add(&kNchwVecColumnWalkImpl);  // fast numerics, 3x3/5x5/7x7 at stride 1
     add(&kNchwColumnWalkImpl);     // 2x2/3x3/5x5 at row stride 1 or 2
     if (tiled_wanted(q, device)) add(&kNchwTiledImpl);

@@ -85,6 +85,7 @@ TEST_CASE("the CUDA implementations are registered; AUTO follows the measured ch
     avgpool_dtype dtype = AVGPOOL_DTYPE_F32;
     int64_t c = 3;
     avgpool_layout layout = AVGPOOL_LAYOUT_NCHW;
+    int64_t n = 2;  // batch (cuda:nchw_row_stream wants several work units per SM)
   };
   const avgpool_dtype f32 = AVGPOOL_DTYPE_F32;
   const avgpool_layout nhwc = AVGPOOL_LAYOUT_NHWC;
@@ -107,16 +108,18 @@ TEST_CASE("the CUDA implementations are registered; AUTO follows the measured ch
       {7, 2, 3, AVGPOOL_NUMERICS_FAST, "cuda:nchw_tiled", 160},          // 7x7 beyond stride 1
       {11, 4, 0, AVGPOOL_NUMERICS_PYTORCH, "cuda:nchw_row_bulk", 512}, // pytorch numerics beyond 5x5
       // wide rows, stride == kernel: the seed's shape of row
-      {11, 0, 0, AVGPOOL_NUMERICS_FAST, "cuda:nchw_row_stream", 2048},
-      {11, 0, 0, AVGPOOL_NUMERICS_PYTORCH, "cuda:nchw_row_stream", 2048},
-      {11, 0, 0, AVGPOOL_NUMERICS_PYTORCH, "cuda:nchw_row_stream", 2048, AVGPOOL_DTYPE_F16},
-      {11, 0, 0, AVGPOOL_NUMERICS_FAST, "cuda:nchw_row_stream", 2048, AVGPOOL_DTYPE_BF16},
+      {11, 0, 0, AVGPOOL_NUMERICS_FAST, "cuda:nchw_row_stream", 2048, f32, 3, AVGPOOL_LAYOUT_NCHW, 64},
+      {11, 0, 0, AVGPOOL_NUMERICS_PYTORCH, "cuda:nchw_row_stream", 2048, f32, 3, AVGPOOL_LAYOUT_NCHW, 64},
+      {11, 0, 0, AVGPOOL_NUMERICS_PYTORCH, "cuda:nchw_row_stream", 2048, AVGPOOL_DTYPE_F16, 3, AVGPOOL_LAYOUT_NCHW,
+       64},
+      {11, 0, 0, AVGPOOL_NUMERICS_FAST, "cuda:nchw_row_stream", 2048, AVGPOOL_DTYPE_BF16, 3, AVGPOOL_LAYOUT_NCHW, 64},
+      {11, 0, 0, AVGPOOL_NUMERICS_FAST, "cuda:nchw_row_bulk", 2048},  // too few work units for the stream
       {11, 0, 0, AVGPOOL_NUMERICS_FAST, "cuda:any_direct", 96, AVGPOOL_DTYPE_F16},  // narrow half rows
       {11, 0, 0, AVGPOOL_NUMERICS_FAST, "cuda:nchw_stride_eq", 1024, AVGPOOL_DTYPE_F16},  // wide half rows, ow < 128
       {3, 4, 0, AVGPOOL_NUMERICS_FAST, "cuda:any_direct"},       // gaps between windows
       {2, 3, 0, AVGPOOL_NUMERICS_PYTORCH, "cuda:any_direct", 2048},
-      {11, 4, 0, AVGPOOL_NUMERICS_FAST, "cuda:nchw_row_stream", 1024},     // large overlapping windows
-      {11, 4, 0, AVGPOOL_NUMERICS_PYTORCH, "cuda:nchw_row_stream", 1024},
+      {11, 4, 0, AVGPOOL_NUMERICS_FAST, "cuda:nchw_row_stream", 1024, f32, 3, AVGPOOL_LAYOUT_NCHW, 256},  // large overlapping windows
+      {11, 4, 0, AVGPOOL_NUMERICS_PYTORCH, "cuda:nchw_row_stream", 1024, f32, 3, AVGPOOL_LAYOUT_NCHW, 256},
       // NHWC: tiles streamed through shared memory where channels come in
       // 16-byte groups; the column walk keeps fast 3x3 stride 2
       {3, 1, 1, AVGPOOL_NUMERICS_FAST, "cuda:nhwc_tile_stream", 64, f32, 64, nhwc},
@@ -161,7 +164,7 @@ TEST_CASE("the CUDA implementations are registered; AUTO follows the measured ch
   for (const Want& w : wants) {
     avgpool_params p;
     avgpool_params_init(&p);
-    p.n = 2; p.c = w.c; p.h = 64; p.w = w.w;
+    p.n = w.n; p.c = w.c; p.h = 64; p.w = w.w;
     p.dtype = w.dtype;
     p.layout = w.layout;
     p.kernel_h = p.kernel_w = w.k;
