@@ -6,8 +6,8 @@
 // that hold it (tests/data/README.md, "Backward"), oh ascending, then ow
 // ascending, into one accumulator that starts at +0.
 //
-// A tile of one plane is tw columns (one per thread along x, so a warp's
-// stores are one coalesced row segment) by th rows. Its block first stages
+// A block owns a tile of one plane: tw columns (one per thread along x, so
+// a warp's stores are one coalesced row segment) by th rows. It first stages
 // in shared memory the quotients of every window (oh, ow) that can hold an
 // element of the tile - one coalesced load and one division per grad_output
 // element and tile (backward_term: pytorch numerics' rounding per dtype, or
@@ -40,17 +40,6 @@
 // scheme with run-time loops (m = 0 instantiation; per element m^2 shared
 // loads). int32 within a plane (axes_fit_int32), 64-bit plane and row
 // offsets.
-//
-// Schedule: a tile is latency-bound on its own (stage, barrier, compute),
-// so the grid is persistent (as many blocks as fit on the device) and each
-// block walks down column strips (plane, tw columns) band by band (a band
-// is a tile: th rows), a strip's consecutive bands in the same block (the
-// m - 1 window rows they share are re-read from L2). Strips are cut into
-// runs of consecutive bands only where whole strips would leave the grid
-// unbalanced (few planes). The loads of the block's next band are issued
-// into registers (kPrefetch per thread) before the current band's compute
-// and divided into the stage after it, so they are in flight while it
-// runs; one stage buffer, two barriers per band.
 #include <algorithm>
 #include <type_traits>
 
@@ -64,8 +53,7 @@ constexpr const char* kName = "cuda:backward_tiles";
 constexpr int kRows = 8;             // grad_input rows per thread (one column, one phase of the row stride)
 constexpr int kMaxThreads = 512;     // tw * sh * groups: 64 x 8 or 32 x 16 at most
 constexpr int kTargetThreads = 256;  // block size aimed at: 4 groups of 64 x 8 rows at row stride 1
-constexpr int kPrefetch = 10;        // stage elements per thread loaded during the band before (see Prefetch):
-                                     // all of them at row stride 1 up to m = 5 with 256 threads
+constexpr int kStageCols = 3;        // staged columns per lane and pass (96 per warp; one pass when tw = 64, m <= 5)
 constexpr int64_t kMaxStageBytes = 48 * 1024;
 constexpr int kMaxRowStride = 16;
 // Blocks of kMaxThreads per SM the registers are planned for: two (64
@@ -74,137 +62,61 @@ constexpr int kMaxRowStride = 16;
 template <typename T> constexpr int min_blocks() { return sizeof(T) == 8 ? 1 : 2; }
 
 struct TilesArgs : Geometry {
-  int m;                    // window rows and columns per element the walk covers: >= ceil(k / s) on both axes
-  int tw;                   // tile columns (= threads along x): 32 or 64, a power of two
-  int th;                   // tile (band) rows: groups * kRows * sh
-  int pitch;                // staged quotients per window row: (tw - 1) / sw + 1 + m
-  int tiles_y;              // bands per plane: ceil(h / th)
-  int bands_per_unit;       // consecutive bands of one strip a unit holds
-  int64_t tiles_x;          // strips per plane: ceil(w / tw)
-  int64_t units_per_strip;  // ceil(tiles_y / bands_per_unit)
-  int64_t units;            // planes * tiles_x * units_per_strip
+  int m;             // window rows and columns per element the walk covers: >= ceil(k / s) on both axes
+  int tw;            // tile columns (= threads along x): 32 or 64, a power of two
+  int th;            // tile rows: groups * kRows * sh
+  int pitch;         // staged quotients per window row: (tw - 1) / sw + 1 + m
+  int64_t tiles_x;   // ceil(w / tw)
+  int64_t tiles;     // tiles per plane: tiles_x * ceil(h / th)
+  int64_t items;     // planes * tiles
 };
 
 // floor(a / b) for b > 0 and any sign of a.
 __device__ __forceinline__ int floor_div(int a, int b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
 
-// One tile: its plane, first row and column, and the window rows
-// [oh_lo, oh_lo + nr) x columns [ow_lo, ow_lo + nc) that can hold its
-// elements: from the last window of its first row (column) less m - 1 to
-// the last window of its last row (column); nr <= groups * kRows + m,
-// nc <= pitch.
-struct Band {
-  int64_t plane;
-  int y0, x0, oh_lo, nr, ow_lo, nc;
-};
-
-// Where a block is in its sequence of tiles: band `band` of unit `unit`.
-struct Cursor {
-  int64_t unit;
-  int band;
-};
-
-// Starts unit `unit`: strip unit / units_per_strip, its run of bands number
-// unit % units_per_strip; false past the last unit.
-__device__ __forceinline__ bool start_unit(const TilesArgs& a, int64_t unit, Cursor& c) {
-  c.unit = unit;
-  c.band = (int)(unit - unit / a.units_per_strip * a.units_per_strip) * a.bands_per_unit;
-  return unit < a.units;
-}
-
-// The next band down the strip, else the first of the block's next unit.
-__device__ __forceinline__ bool advance(const TilesArgs& a, Cursor& c) {
-  if (++c.band < a.tiles_y && c.band % a.bands_per_unit != 0) return true;
-  return start_unit(a, c.unit + gridDim.x, c);
-}
-
-__device__ __forceinline__ Band band_of(const TilesArgs& a, int m, const Cursor& c) {
-  const int sh = (int)a.sh, sw = (int)a.sw, ph = (int)a.ph, pw = (int)a.pw;
-  Band b;
-  const int64_t strip = c.unit / a.units_per_strip;
-  b.plane = strip / a.tiles_x;
-  b.y0 = c.band * a.th;
-  b.x0 = (int)(strip - b.plane * a.tiles_x) * a.tw;
-  const int oh_top = (b.y0 + ph) / sh;
-  b.oh_lo = oh_top - m + 1;
-  b.nr = (b.y0 + a.th - 1 + ph) / sh - oh_top + m;
-  const int ow_left = (b.x0 + pw) / sw;
-  b.ow_lo = ow_left - m + 1;
-  b.nc = (b.x0 + a.tw - 1 + pw) / sw - ow_left + m;
-  return b;
-}
-
-// The stage holds nr x nc quotients, filled in block order: element
-// e = threadIdx.x + i * blockDim.x is window row e / nc, column e % nc
-// (consecutive threads, consecutive columns: coalesced loads). A thread
-// keeps the loads of its first kPrefetch elements of the next band in
-// registers, in flight across the compute of the current one.
-template <typename T> struct Prefetch {
-  T g[kPrefetch];
-};
-
-// The grad_output value of stage element (r, c), if its window is in the
-// output.
-template <typename T>
-__device__ __forceinline__ void load_stage_elem(const TilesArgs& a, const T* __restrict__ g_plane, const Band& b,
-                                                int r, int c, T& g) {
-  const int oh = b.oh_lo + r, ow = b.ow_lo + c;
-  if (oh >= 0 && oh < (int)a.oh && ow >= 0 && ow < (int)a.ow) g = load1<false>(g_plane + ((int64_t)oh * a.ow + ow));
-}
-
-// Stage element (r, c): the quotient of g (loaded by load_stage_elem for
-// the same band and element; one division per grad_output value and
-// band), +0 outside the output.
+// Stages the quotients of window rows [oh_lo, oh_lo + nr) x columns
+// [ow_lo, ow_lo + nc) of g_plane into stage (row pitch `pitch`): warps take
+// window rows, lanes columns (coalesced loads), kStageCols columns per lane
+// and pass so that the column divisor factors are computed once per pass;
+// +0 outside [0, oh) x [0, ow).
 template <typename T, bool PYT>
-__device__ __forceinline__ void write_stage_elem(const TilesArgs& a, const Band& b, typename Elem<T>::acc_t* stage,
-                                                 int r, int c, T g) {
+__device__ __forceinline__ void stage_quotients(const TilesArgs& a, const T* __restrict__ g_plane,
+                                                typename Elem<T>::acc_t* stage, int oh_lo, int nr, int ow_lo, int nc) {
   using A = typename Elem<T>::acc_t;
-  const int oh = b.oh_lo + r, ow = b.ow_lo + c;
-  A q = A(0);
-  if (oh >= 0 && oh < (int)a.oh && ow >= 0 && ow < (int)a.ow) {
-    const int row_factor =
-        axis_divisor_factor(axis_window_of<int>(oh, (int)a.h, (int)a.kh, (int)a.sh, (int)a.ph), a.include_pad);
-    const int col_factor =
-        axis_divisor_factor(axis_window_of<int>(ow, (int)a.w, (int)a.kw, (int)a.sw, (int)a.pw), a.include_pad);
-    q = backward_term<T, PYT>(g, divisor_from_factors(row_factor, col_factor, a.divisor_override));
-  }
-  stage[r * a.pitch + c] = q;
-}
-
-template <typename T>
-__device__ __forceinline__ void prefetch_band(const TilesArgs& a, const T* __restrict__ g_plane, const Band& b,
-                                              Prefetch<T>& p) {
-  const int n = b.nr * b.nc;
+  const int h = (int)a.h, w = (int)a.w, oh_count = (int)a.oh, ow_count = (int)a.ow;
+  const int kh = (int)a.kh, kw = (int)a.kw, sh = (int)a.sh, sw = (int)a.sw, ph = (int)a.ph, pw = (int)a.pw;
+  const int lane = (int)threadIdx.x & 31, warp = (int)threadIdx.x >> 5, nwarps = (int)blockDim.x >> 5;
+  for (int c0 = 0; c0 < nc; c0 += 32 * kStageCols) {
+    int col_factor[kStageCols];
+    bool col_in[kStageCols];
 #pragma unroll
-  for (int i = 0; i < kPrefetch; ++i) {
-    const int e = (int)threadIdx.x + i * (int)blockDim.x;
-    if (e < n) {
-      const int r = e / b.nc;
-      load_stage_elem(a, g_plane, b, r, e - r * b.nc, p.g[i]);
+    for (int k = 0; k < kStageCols; ++k) {
+      const int c = c0 + lane + 32 * k;
+      const int ow = ow_lo + c;
+      col_in[k] = c < nc && ow >= 0 && ow < ow_count;
+      col_factor[k] = col_in[k] ? axis_divisor_factor(axis_window_of<int>(ow, w, kw, sw, pw), a.include_pad) : 1;
     }
-  }
-}
-
-// Stages the quotients of band b's windows: the prefetched elements from
-// p, any further ones (wide windows) loaded here.
-template <typename T, bool PYT>
-__device__ __forceinline__ void stage_quotients(const TilesArgs& a, const T* __restrict__ g_plane, const Band& b,
-                                                const Prefetch<T>& p, typename Elem<T>::acc_t* stage) {
-  const int n = b.nr * b.nc;
-#pragma unroll
-  for (int i = 0; i < kPrefetch; ++i) {
-    const int e = (int)threadIdx.x + i * (int)blockDim.x;
-    if (e < n) {
-      const int r = e / b.nc;
-      write_stage_elem<T, PYT>(a, b, stage, r, e - r * b.nc, p.g[i]);
-    }
-  }
 #pragma unroll 2
-  for (int e = (int)threadIdx.x + kPrefetch * (int)blockDim.x; e < n; e += (int)blockDim.x) {
-    const int r = e / b.nc, c = e - r * b.nc;
-    T g;
-    load_stage_elem(a, g_plane, b, r, c, g);
-    write_stage_elem<T, PYT>(a, b, stage, r, c, g);
+    for (int r = warp; r < nr; r += nwarps) {
+      const int oh = oh_lo + r;
+      const bool row_in = oh >= 0 && oh < oh_count;
+      const int row_factor =
+          row_in ? axis_divisor_factor(axis_window_of<int>(oh, h, kh, sh, ph), a.include_pad) : 1;
+      T g[kStageCols];
+#pragma unroll
+      for (int k = 0; k < kStageCols; ++k)
+        if (row_in && col_in[k]) g[k] = load1<false>(g_plane + ((int64_t)oh * ow_count + (ow_lo + c0 + lane + 32 * k)));
+      A* srow = stage + r * a.pitch + c0 + lane;
+#pragma unroll
+      for (int k = 0; k < kStageCols; ++k) {
+        if (c0 + lane + 32 * k < nc) {
+          A q = A(0);
+          if (row_in && col_in[k])
+            q = backward_term<T, PYT>(g[k], divisor_from_factors(row_factor, col_factor[k], a.divisor_override));
+          srow[32 * k] = q;
+        }
+      }
+    }
   }
 }
 
@@ -270,15 +182,11 @@ __device__ __forceinline__ void walk_band_runtime(const A* base, int pitch, int 
   }
 }
 
-// A persistent block takes units blockIdx.x, blockIdx.x + gridDim.x, ...
-// and walks each unit's bands down its strip. Per band: stage the
-// quotients (from the values prefetched during the band before), issue the
-// loads of the block's next band, then each thread sums its kRows elements
-// and stores them while those loads are in flight. Every condition on
-// the barriers' path depends only on the block's cursor, so every thread
-// reaches every barrier. Threads: tw along x, then sh phases, then groups
-// of kRows * sh rows. T: element type; M: windows per axis (0: run-time
-// a.m); PYT: PyTorch's numerics.
+// One item per tile (column tiles fastest, then row tiles, then planes):
+// stage the tile's window quotients, then each thread sums its kRows
+// elements and stores them. Threads: tw along x, then sh phases, then
+// groups of kRows * sh rows. T: element type; M: windows per axis (0:
+// run-time a.m); PYT: PyTorch's numerics.
 template <typename T, int M, bool PYT>
 __global__ void __launch_bounds__(kMaxThreads, min_blocks<T>())
 tiles_kernel(const T* __restrict__ gout, T* __restrict__ gin, TilesArgs a) {
@@ -295,45 +203,43 @@ tiles_kernel(const T* __restrict__ gout, T* __restrict__ gin, TilesArgs a) {
   const int row_in_tile = group * kRows * sh + phase;  // the thread's first row in the tile
   const int64_t plane_in = a.h * a.w, plane_out = a.oh * a.ow;
 
-  Cursor cur;
-  if (!start_unit(a, blockIdx.x, cur)) return;  // the whole block (the grid is at most the units)
-  Prefetch<T> pre;
-  {
-    const Band b = band_of(a, m, cur);
-    prefetch_band(a, gout + b.plane * plane_out, b, pre);
-  }
-  for (;;) {
-    const Band b = band_of(a, m, cur);
-    __syncthreads();  // the previous band's reads of the stage are done
-    stage_quotients<T, PYT>(a, gout + b.plane * plane_out, b, pre, stage);
-    __syncthreads();
-    Cursor next = cur;
-    const bool more = advance(a, next);
-    if (more) {
-      const Band nb = band_of(a, m, next);
-      prefetch_band(a, gout + nb.plane * plane_out, nb, pre);
-    }
+  for (int64_t item = blockIdx.x; item < a.items; item += gridDim.x) {
+    const int64_t plane = item / a.tiles;
+    const int64_t rest = item - plane * a.tiles;
+    const int tile_y = (int)(rest / a.tiles_x);
+    const int tile_x = (int)(rest - (int64_t)tile_y * a.tiles_x);
+    const int y0 = tile_y * a.th, x0 = tile_x * a.tw;
+    // Window rows that can hold rows [y0, y0 + th): from the last one of
+    // row y0 less m - 1 to the last one of row y0 + th - 1 (nr <= groups *
+    // kRows + m); columns likewise (nc <= pitch).
+    const int oh_top = (y0 + ph) / sh;
+    const int oh_lo = oh_top - m + 1;
+    const int nr = (y0 + a.th - 1 + ph) / sh - oh_top + m;
+    const int ow_left = (x0 + pw) / sw;
+    const int ow_lo = ow_left - m + 1;
+    const int nc = (x0 + a.tw - 1 + pw) / sw - ow_left + m;
 
-    const int x = b.x0 + tx;
-    if (x < w) {
-      const int y = b.y0 + row_in_tile;
-      const int last_h = (y + ph) / sh, last_w = (x + pw) / sw;
-      const int nh = last_h - floor_div(y + ph - kh, sh);  // <= m
-      const int nw = last_w - floor_div(x + pw - kw, sw);
-      // In the stage: rows last_h - m + 1 .. last_h + kRows - 1 and columns
-      // last_w - m + 1 .. last_w, all within [0, nr) x [0, nc).
-      const A* base = stage + (last_h - m + 1 - b.oh_lo) * a.pitch + (last_w - m + 1 - b.ow_lo);
-      A acc[kRows];
-      if constexpr (M > 0) walk_band<A, M, PYT>(base, a.pitch, nh, nw, acc);
-      else walk_band_runtime<A>(base, a.pitch, m, nh, nw, acc);
-      T* out = gin + b.plane * plane_in + (int64_t)y * w + x;
-      const int64_t row_step = (int64_t)sh * w;
+    __syncthreads();  // the previous item's reads of the stage are done
+    stage_quotients<T, PYT>(a, gout + plane * plane_out, stage, oh_lo, nr, ow_lo, nc);
+    __syncthreads();
+
+    const int x = x0 + tx;
+    if (x >= w) continue;  // no barrier below
+    const int y = y0 + row_in_tile;
+    const int last_h = (y + ph) / sh, last_w = (x + pw) / sw;
+    const int nh = last_h - floor_div(y + ph - kh, sh);  // <= m
+    const int nw = last_w - floor_div(x + pw - kw, sw);
+    // In the stage: rows last_h - m + 1 .. last_h + kRows - 1 and columns
+    // last_w - m + 1 .. last_w, all within [0, nr) x [0, nc).
+    const A* base = stage + (last_h - m + 1 - oh_lo) * a.pitch + (last_w - m + 1 - ow_lo);
+    A acc[kRows];
+    if constexpr (M > 0) walk_band<A, M, PYT>(base, a.pitch, nh, nw, acc);
+    else walk_band_runtime<A>(base, a.pitch, m, nh, nw, acc);
+    T* out = gin + plane * plane_in + (int64_t)y * w + x;
+    const int64_t row_step = (int64_t)sh * w;
 #pragma unroll
-      for (int r = 0; r < kRows; ++r)
-        if (y + r * sh < h) store_stream(out + r * row_step, E::from_acc(acc[r]));
-    }
-    if (!more) break;
-    cur = next;
+    for (int r = 0; r < kRows; ++r)
+      if (y + r * sh < h) store_stream(out + r * row_step, E::from_acc(acc[r]));
   }
 }
 
@@ -381,15 +287,14 @@ avgpool_status init(const Problem& q, const DeviceInfo& device, ConfigPtr* confi
                    "(windows of %lld rows or columns per element)",
                    kName, (long long)stage_rows, a.pitch, (long long)smem, (long long)kMaxStageBytes, (long long)m);
   a.tiles_x = ceil_div(q.w, a.tw);
-  a.tiles_y = (int)ceil_div(q.h, a.th);
-  const int64_t strips = q.planes() * a.tiles_x;
-  const int64_t bands = strips * a.tiles_y;
+  a.tiles = a.tiles_x * ceil_div(q.h, a.th);
+  a.items = q.planes() * a.tiles;
   const avgpool_status s = for_problem_types(q, [&](auto zero, auto pyt) {
     using T = decltype(zero);
     constexpr bool P = decltype(pyt)::value;
     auto use = [&](auto mm) {
       return use_kernel<TilesArgs, T, tiles_kernel<T, decltype(mm)::value, P>>(
-          c.get(), "tiles_kernel", threads, smem, GridShape{bands, true}, device, why);
+          c.get(), "tiles_kernel", threads, smem, GridShape{a.items, false}, device, why);
     };
     switch (mc) {
       case 2: return use(std::integral_constant<int, 2>{});
@@ -398,24 +303,6 @@ avgpool_status init(const Problem& q, const DeviceInfo& device, ConfigPtr* confi
       default: return use(std::integral_constant<int, 0>{});
     }
   });
-  if (s == AVGPOOL_SUCCESS) {
-    // Units of work: whole strips where that balances the persistent grid
-    // (the busiest block within 1/32 of the least possible bands), else
-    // strips cut into as few runs of consecutive bands as reach that.
-    const int64_t grid = c->grid;
-    const int64_t least = ceil_div(bands, grid);
-    int64_t best_cost = -1, best_per_unit = a.tiles_y;
-    for (int64_t runs = 1; runs <= std::min<int64_t>(a.tiles_y, 4096); ++runs) {
-      const int64_t per_unit = ceil_div(a.tiles_y, runs);
-      const int64_t cost = ceil_div(strips * ceil_div(a.tiles_y, per_unit), grid) * per_unit;
-      if (best_cost < 0 || cost < best_cost) best_cost = cost, best_per_unit = per_unit;
-      if (cost * 32 <= least * 33) break;
-    }
-    a.bands_per_unit = (int)best_per_unit;
-    a.units_per_strip = ceil_div(a.tiles_y, best_per_unit);
-    a.units = strips * a.units_per_strip;
-    c->grid = (unsigned)std::min<int64_t>(grid, a.units);
-  }
   return hand_over(s, std::move(c), config);
 }
 
