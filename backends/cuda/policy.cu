@@ -269,12 +269,19 @@ size_t auto_order(const Problem& q, const DeviceInfo& device, Direction directio
     // it reads (the seed) can do. It declines axes of 2^28 or more and rows
     // of 2^30 elements, which the gather takes.
     if (q.sh >= q.kh && q.sw >= q.kw) add(&kBackwardBroadcastImpl);
-    // Overlapping windows in NCHW: cuda:backward_tiles stages a tile's
-    // quotients g / d in shared memory (one division per grad_output element
-    // and tile) and sums 8 elements of a column per thread from them, each
-    // staged value read once per thread. It declines row strides above 16
-    // and windows whose tile of quotients exceeds 48 KiB.
-    else if (q.layout == AVGPOOL_LAYOUT_NCHW) add(&kBackwardTilesImpl);
+    // Overlapping NCHW windows of 5x5 or more at stride 1: cuda:backward_tiles
+    // stages a tile's quotients g / d in shared memory (one division per
+    // grad_output element and tile) and sums 8 elements of a column per
+    // thread from them, each staged value read once per thread. Measured
+    // against cuda:backward_gather (H200, 2026-12-01, f32 NCHW, device
+    // time, ms): k5 s1 p2 on 8x64x1024x1024 3.98 against 4.55 (pytorch
+    // numerics 4.29 against 5.59); not k3 s1 p1 on 32x256x56x56 (0.199
+    // against 0.197), k3 s2 p1 ceil (0.282 against 0.176) nor k11 s4 (3.99
+    // against 2.20), where fewer terms share each staged quotient. A
+    // persistent grid walking column strips with the next band's loads in
+    // registers measured slower (k5 s1 p2 6.33, k3 s1 p1 0.349).
+    else if (q.layout == AVGPOOL_LAYOUT_NCHW && q.sh == 1 && q.sw == 1 && q.kh >= 5 && q.kw >= 5)
+      add(&kBackwardTilesImpl);
     // The rest (and everything the others decline): each element gathers
     // its windows' terms, computed once per window row and column walk.
     add(&kBackwardGatherImpl);

@@ -22,8 +22,8 @@
 // avgpool_reference_grad_inputs on the whole last plane, the elements around
 // 2^31 and 2^32 and random samples, and one run checked in full; and an
 // overlapping configuration (f16, kernel 3, stride 2, padding 1, ceil mode)
-// with grad_input of 2^32 elements on AUTO's choice (cuda:backward_tiles in
-// NCHW, cuda:backward_gather in NHWC).
+// with grad_input of 2^32 elements on AUTO's choice (cuda:backward_gather)
+// and, in NCHW, on cuda:backward_tiles forced.
 #if defined(AVGPOOL_WITH_CUDA)  // the whole file: without CUDA main() skips
 
 #include <doctest/doctest.h>
@@ -288,10 +288,12 @@ TEST_CASE("backward: the CUDA backward implementations are listed; AUTO picks by
       {11, 11, 11, 11, 0, 0, 0, nhwc, "cuda:backward_broadcast"},
       {2, 2, 2, 2, 0, 0, 0, nchw, "cuda:backward_broadcast"},
       {2, 3, 3, 5, 1, 1, 1, nhwc, "cuda:backward_broadcast"},      // strides beyond the kernel
-      {3, 3, 1, 1, 1, 1, 0, nchw, "cuda:backward_tiles"},
+      {3, 3, 1, 1, 1, 1, 0, nchw, "cuda:backward_gather"},
+      {5, 5, 1, 1, 2, 2, 0, nchw, "cuda:backward_tiles"},          // 5x5 and more at stride 1
+      {5, 7, 1, 1, 2, 3, 0, nhwc, "cuda:backward_gather"},
       {3, 3, 2, 2, 1, 1, 1, nhwc, "cuda:backward_gather"},
-      {3, 3, 3, 2, 0, 0, 0, nchw, "cuda:backward_tiles"},          // overlapping along one axis
-      {11, 11, 4, 4, 0, 0, 0, nchw, "cuda:backward_tiles"},
+      {3, 3, 3, 2, 0, 0, 0, nchw, "cuda:backward_gather"},         // overlapping along one axis
+      {11, 11, 4, 4, 0, 0, 0, nchw, "cuda:backward_gather"},
       {11, 11, 4, 4, 0, 0, 0, nhwc, "cuda:backward_gather"},
       {20, 3, 17, 1, 0, 0, 0, nchw, "cuda:backward_gather"},       // row stride above 16: the tiles decline
   };
@@ -803,7 +805,9 @@ TEST_CASE("backward of overlapping windows with grad_input of 2^32 elements (f16
     for (avgpool_numerics num : {AVGPOOL_NUMERICS_FAST, AVGPOOL_NUMERICS_PYTORCH}) {
       p.numerics = num;
       const std::string name = run_and_sample(p, nullptr, g_ptr, gout.p, gin.p);
-      CHECK(name == (layout == AVGPOOL_LAYOUT_NCHW ? "cuda:backward_tiles" : "cuda:backward_gather"));
+      CHECK(name == "cuda:backward_gather");
+      if (layout == AVGPOOL_LAYOUT_NCHW)  // the tiles' 64-bit plane offsets, forced
+        CHECK(run_and_sample(p, "cuda:backward_tiles", g_ptr, gout.p, gin.p) == "cuda:backward_tiles");
     }
   }
 }

@@ -111,8 +111,9 @@ TEST_CASE("the CUDA implementations are registered; AUTO follows the measured ch
       {11, 0, 0, AVGPOOL_NUMERICS_FAST, "cuda:nchw_row_stream", 2048, f32, 3, AVGPOOL_LAYOUT_NCHW, 64},
       {11, 0, 0, AVGPOOL_NUMERICS_PYTORCH, "cuda:nchw_row_stream", 2048, f32, 3, AVGPOOL_LAYOUT_NCHW, 64},
       {11, 0, 0, AVGPOOL_NUMERICS_PYTORCH, "cuda:nchw_row_stream", 2048, AVGPOOL_DTYPE_F16, 3, AVGPOOL_LAYOUT_NCHW,
-       64},
-      {11, 0, 0, AVGPOOL_NUMERICS_FAST, "cuda:nchw_row_stream", 2048, AVGPOOL_DTYPE_BF16, 3, AVGPOOL_LAYOUT_NCHW, 64},
+       128},
+      {11, 0, 0, AVGPOOL_NUMERICS_FAST, "cuda:nchw_row_stream", 2048, AVGPOOL_DTYPE_BF16, 3, AVGPOOL_LAYOUT_NCHW,
+       128},
       {11, 0, 0, AVGPOOL_NUMERICS_FAST, "cuda:nchw_row_bulk", 2048},  // too few work units for the stream
       {11, 0, 0, AVGPOOL_NUMERICS_FAST, "cuda:any_direct", 96, AVGPOOL_DTYPE_F16},  // narrow half rows
       {11, 0, 0, AVGPOOL_NUMERICS_FAST, "cuda:nchw_stride_eq", 1024, AVGPOOL_DTYPE_F16},  // wide half rows, ow < 128
