@@ -148,10 +148,20 @@ bool nchw_direct_first(const Problem& q) {
 // kernels keep their lead: 0.33 of direct's time on 11x312x834x43 k5x1
 // s3x2 bf16, 0.42 on 604x244x20x20 k11 s2 f32; and f64 at stride 1, 0.37
 // on 3x14x1419x1419 k1 s1).
+//
+// Also where the windows cover less than half of the input (stride ==
+// kernel with a large remainder, gaps): the staging kernels read every
+// input row, direct only the covered ones (29099x8x21x21 k11 s11 f32, one
+// window over 27 % of each plane: cuda:nhwc_tile_stream 0.17x PyTorch;
+// 1x68x12x338 k11x1 s10x3 f32, 33 %: 1.79x direct's time; one of four
+// forced configurations went the other way, 448x208x17x17 k10 s10, 0.94).
 bool nhwc_direct_first(const Problem& q) {
   const int64_t pixel_bytes = q.c * q.element_size;
   const bool strided = q.sh > 1 || q.sw > 1;
-  return pixel_bytes % 16 != 0 || pixel_bytes < 32 || (q.element_size == 8 && strided);
+  const double covered_rows = q.oh * q.kh < q.h ? double(q.oh * q.kh) / double(q.h) : 1.0;
+  const double covered_cols = q.ow * q.kw < q.w ? double(q.ow * q.kw) / double(q.w) : 1.0;
+  return pixel_bytes % 16 != 0 || pixel_bytes < 32 || (q.element_size == 8 && strided) ||
+         covered_rows * covered_cols < 0.5;
 }
 
 // cuda:nhwc_tile_stream, except where cuda:nhwc_column_walk measured faster

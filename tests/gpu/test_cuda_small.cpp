@@ -138,6 +138,7 @@ TEST_CASE("the CUDA implementations are registered; AUTO follows the measured ch
       {3, 1, 1, AVGPOOL_NUMERICS_FAST, "cuda:any_direct", 64, f32, 3, nhwc},     // 12-byte pixels
       {3, 1, 1, AVGPOOL_NUMERICS_FAST, "cuda:any_direct", 64, f32, 4, nhwc},     // one 16-byte vector per pixel
       {3, 2, 1, AVGPOOL_NUMERICS_FAST, "cuda:any_direct", 64, AVGPOOL_DTYPE_F64, 64, nhwc},  // strided f64
+      {11, 0, 0, AVGPOOL_NUMERICS_FAST, "cuda:any_direct", 20, f32, 64, nhwc},  // windows over 47 % of the input
       {11, 0, 0, AVGPOOL_NUMERICS_FAST, "cuda:nhwc_column_walk", 2048, f32, 64, nhwc}, // a tile's rows too wide
       // windows of 512 inputs or more: split over threads, or staged for one chain
       {64, 0, 0, AVGPOOL_NUMERICS_FAST, "cuda:nchw_window_team"},
