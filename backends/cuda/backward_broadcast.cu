@@ -251,9 +251,7 @@ avgpool_status init(const Problem& q, const DeviceInfo& device, ConfigPtr* confi
                    "%s needs stride >= kernel on both axes (windows that do not overlap); cuda:backward_gather "
                    "takes overlapping windows",
                    kName);
-  if (!axes_fit_int32(q))
-    return decline(why, AVGPOOL_ERROR_UNSUPPORTED, "%s: an axis, kernel, stride or padding of 2^28 or more",
-                   kName);
+  if (!axes_fit_int32(q)) return decline_axes_int32(kName, why);
   const bool nhwc = q.layout == AVGPOOL_LAYOUT_NHWC;
   const int64_t row_len = nhwc ? q.w * q.c : q.w;
   if (row_len >= (int64_t(1) << 30))

@@ -256,9 +256,7 @@ avgpool_status init(const Problem& q, const DeviceInfo& device, ConfigPtr* confi
                    "%s needs overlapping windows (stride < kernel on an axis); cuda:backward_broadcast takes the "
                    "others",
                    kName);
-  if (!axes_fit_int32(q))
-    return decline(why, AVGPOOL_ERROR_UNSUPPORTED, "%s: an axis, kernel, stride or padding of 2^28 or more",
-                   kName);
+  if (!axes_fit_int32(q)) return decline_axes_int32(kName, why);
   if (q.sh > kMaxRowStride)
     return decline(why, AVGPOOL_ERROR_UNSUPPORTED,
                    "%s: row stride %lld above %d (a block has 32 threads per column tile and stride phase)", kName,

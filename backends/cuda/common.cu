@@ -234,6 +234,10 @@ bool axes_fit_int32(const Problem& q) {
   return true;
 }
 
+avgpool_status decline_axes_int32(const char* name, Decline* why) {
+  return decline(why, AVGPOOL_ERROR_UNSUPPORTED, "%s: an axis, kernel, stride or padding of 2^28 or more", name);
+}
+
 avgpool_status set_kernel_attributes(const void* kernel, int threads, int64_t smem, const GridShape& shape,
                                      const DeviceInfo& device, CudaConfig* c, Decline* why) {
   c->threads = threads;

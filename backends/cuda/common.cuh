@@ -239,6 +239,8 @@ avgpool_status hand_over_vector_and_scalar(const Problem& q, const DeviceInfo& d
 // One range guard: kernels that index within an axis in int32 take axes,
 // kernels, strides and paddings below 2^28 (sums of a few stay below 2^31).
 bool axes_fit_int32(const Problem& q);
+// The decline of implementation `name` for a problem axes_fit_int32 refuses.
+avgpool_status decline_axes_int32(const char* name, Decline* why);
 
 // Calls f(std::integral_constant<int, K>{}) with K the first of Ks equal to
 // k, else K = 0 (the run-time-size instantiation): the one compile-time

@@ -318,9 +318,7 @@ bool choose_tile(const Problem& q, TileArgs* a, int64_t* smem_bytes) {
 // Plans the tiles for q on device into a, or declines.
 avgpool_status plan_tiles(const Problem& q, const DeviceInfo& device, TileArgs* a, int64_t* smem, Decline* why) {
   if (q.layout != AVGPOOL_LAYOUT_NCHW) return decline(why, AVGPOOL_ERROR_UNSUPPORTED, "%s is NCHW only", kName);
-  if (!axes_fit_int32(q))  // int32 tile and table arithmetic
-    return decline(why, AVGPOOL_ERROR_UNSUPPORTED,
-                   "%s: an axis, kernel, stride or padding of 2^28 or more (cuda:any_direct takes it)", kName);
+  if (!axes_fit_int32(q)) return decline_axes_int32(kName, why);  // int32 tile and table arithmetic
   if (!choose_tile(q, a, smem))
     return decline(why, AVGPOOL_ERROR_UNSUPPORTED,
                    "%s: a %lldx%lld window does not fit in a shared-memory tile (cuda:any_direct takes it)", kName,

@@ -217,8 +217,7 @@ __global__ void __launch_bounds__(kThreads) chain_kernel(const T* __restrict__ s
 avgpool_status init(const Problem& q, const DeviceInfo& device, ConfigPtr* config, Decline* why) {
   if (q.layout != AVGPOOL_LAYOUT_NCHW)
     return decline(why, AVGPOOL_ERROR_UNSUPPORTED, "%s takes NCHW only (cuda:any_window_split takes NHWC)", kName);
-  if (!axes_fit_int32(q))
-    return decline(why, AVGPOOL_ERROR_UNSUPPORTED, "%s: an axis, kernel, stride or padding of 2^28 or more", kName);
+  if (!axes_fit_int32(q)) return decline_axes_int32(kName, why);
   auto c = new_config<ChainArgs>(q, device);
   ChainArgs& a = c->args;
   // Tile: up to 32 output columns side by side (a warp's chains), up to 8
