@@ -4,7 +4,9 @@
 # the build folder carried, B=build-final by default):
 #   bash bench/gpu/device_run.sh [tests|bench|backward|sanitize|profile|portability|sweep|all]
 # sweep (not in all): the random-configuration sweep against PyTorch on
-# seeds $SWEEP_SEEDS (default "1 2"), bench/gpu/sweep.py.
+# seeds $SWEEP_SEEDS (default "1 2"), bench/gpu/sweep.py; SWEEP_ARGS=--forced
+# also times every CUDA implementation per configuration (the data behind
+# policy.cu's rules; several times slower).
 # portability (not in all): the fat binary's architectures, then the GPU
 # suite as an sm_80 and an sm_75 see it (AVGPOOL_CUDA_TREAT_AS_SM).
 what=${1:-all}
@@ -32,7 +34,7 @@ if [[ $what == backward || $what == all ]]; then
   # The backward: AUTO's choice against the read-grad_output + write-grad_input
   # pass and the copy roofline, each implementation forced, and PyTorch.
   timeout 240 $B/bench/gpu/avgpool_gpu_bench --backward --json $OUT/bench-backward.json 2>&1 | tee $OUT/bench-backward.log
-  for impl in cuda:backward_broadcast cuda:backward_gather; do
+  for impl in cuda:backward_broadcast cuda:backward_tiles cuda:backward_gather; do
     timeout 120 $B/bench/gpu/avgpool_gpu_bench --backward --impl $impl --reps 10 2>&1 | grep -vE "^device|^backward mode" | tee -a $OUT/bench-backward-forced.log
   done
   timeout 300 python3 bench/gpu/torch_compare.py $B/libavgpool.so --backward --json $OUT/torch-backward.json 2>&1 | tee $OUT/torch-backward.log
@@ -47,7 +49,7 @@ if [[ $what == portability ]]; then
 fi
 if [[ $what == sweep ]]; then
   for seed in ${SWEEP_SEEDS:-1 2}; do
-    AVGPOOL_LIBRARY=$B/libavgpool.so timeout 300 python3 bench/gpu/sweep.py --seed $seed \
+    AVGPOOL_LIBRARY=$B/libavgpool.so timeout 300 python3 bench/gpu/sweep.py --seed $seed ${SWEEP_ARGS} \
       --json $OUT/sweep-seed$seed.json 2>&1 | tee $OUT/sweep-seed$seed.log | tail -n 30
   done
 fi
