@@ -82,7 +82,8 @@ bool stride_eq_before_row_bulk(const Problem& q) {
 // implementation forced (bench/gpu/sweep.py --forced; H200, 2026-12-01,
 // seeds 11 and 12, 200 configurations, device time), where cuda:any_direct
 // was the fastest on 146 of 200 in fast numerics; they were confirmed on
-// seeds not tuned on (docs/performance.md, "Random sweep"). NCHW, in order:
+// seeds not tuned on (docs/performance.md, "Random-configuration sweeps").
+// NCHW, in order:
 //  - both strides 1: staged (each input is read kh * kw times by direct:
 //    cuda:nchw_tiled 0.37 of direct's time on 12x1x1888x1888 k7x8 s1 f64,
 //    0.57 on 88x9x1264x919 k4x1 s1 bf16);
