@@ -327,6 +327,39 @@ TEST_CASE("kernel 1x1: strided copies in both layouts, divisors, signed zeros") 
   }
 }
 
+TEST_CASE("windows one column wide: pytorch numerics from row sums, bitwise, signed zeros and NaN") {
+  // NCHW, kw == 1: pytorch numerics sum each column's window rows first
+  // (Job::presum); each output's chain is its column's, from +0.
+  const Shape shapes[] = {
+      {1, 22, 212, 212, 11, 1, 1, 3, 0, 0, 0},  // planes beyond the 16-plane path
+      {2, 3, 40, 70, 5, 1, 2, 1, 2, 0, 1},      // padded rows, ceil mode
+      {1, 2, 300, 90, 17, 1, 3, 2, 8, 0, 0},    // tall windows
+      {1, 4, 60, 200, 2, 1, 1, 1, 1, 0, 0},     // stride 1
+      {3, 2, 25, 130, 3, 1, 3, 5, 0, 0, 1},
+  };
+  std::mt19937_64 rng(21);
+  for (const Shape& s : shapes)
+    for (int dtype = 0; dtype < 4; ++dtype)
+      for (int fill = 0; fill < 3; ++fill) {
+        avgpool_params q = s.params();
+        q.backend = AVGPOOL_BACKEND_CPU;
+        q.dtype = (avgpool_dtype)dtype;
+        q.numerics = AVGPOOL_NUMERICS_PYTORCH;
+        q.count_include_pad = fill != 1;
+        const int64_t ns = src_count(q);
+        std::vector<unsigned char> src((size_t)(ns * element_size(q.dtype)));
+        fill_random(q.dtype, src.data(), ns, 11 + fill, -1.0, 1.0);
+        if (fill == 1) {  // zeros of both signs, some NaN and infinities
+          const double specials[] = {-0.0, -0.0, -0.0, 0.0, NAN, INFINITY, -INFINITY};
+          for (int64_t i = 0; i < ns; i += 2) store_double(q.dtype, src.data(), i, specials[rng() % 7]);
+        } else if (fill == 2) {  // every element -0: PyTorch's sum from +0 gives +0
+          for (int64_t i = 0; i < ns; ++i) store_double(q.dtype, src.data(), i, -0.0);
+        }
+        CAPTURE(describe(q));
+        CHECK(check_all_impls(q, src.data()) >= 1);
+      }
+}
+
 TEST_CASE("every instruction set the CPU has gives the same bits") {
   // AVGPOOL_CPU_ISA lowers the kernels' instruction set (base, avx2); a
   // plan reads it when it is created.

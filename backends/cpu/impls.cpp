@@ -135,7 +135,13 @@ void plan_job(const Problem& q, CpuConfigOf<A>* c) {
   // accumulate rows outer (tall_rows in kernels.inl).
   const int64_t lanes = 64 / (int64_t)sizeof(A);
   j.tall = j.max_rows >= kTallRows && (!fast || nchw || q.kw > q.sw || q.c % lanes != 0);
-  j.presum = fast && ((j.vec == 1 && q.sw > 1) || j.tall);
+  // Pytorch numerics, NCHW windows one column wide: the vertical sum of a
+  // column's window rows, in row order, is each output's own chain, so the
+  // sums first keep PyTorch's bits (they start from the first row, not
+  // from +0, which differs only while every term so far is -0; the
+  // horizontal pass adds the sum to +0, which gives PyTorch's +0 there).
+  const bool column_windows = !fast && j.vec == 1 && q.kw == 1 && j.max_rows > 1;
+  j.presum = (fast && ((j.vec == 1 && q.sw > 1) || j.tall)) || column_windows;
   // Software prefetch where most input rows are read once (NCHW row sums,
   // NHWC window sums).
   j.prefetch = 2 * q.sh >= q.kh;
