@@ -280,7 +280,7 @@ void plan_job(const Problem& q, CpuConfigOf<A>* c) {
   // k3 s2 bf16 7.5 -> 3.2; not stride-1 rows (k3 s1 p1 on 128x128 planes
   // 9.5 -> 12.0). Planes up to kAcrossPixels: 30x9x665x13 k1 s2x3 bf16
   // 1.58 -> 0.15 (0.26-0.29); 8x32x181x181 k5 s5 pytorch 3.9 -> 0.8.
-  const int64_t window = (q.kh < q.h ? q.kh : q.h) * (q.kw < q.w ? q.kw : q.w);
+  const int64_t window = q.window_inputs();
   // Rows summed in PyTorch's order: pytorch numerics, and one-element
   // windows in either numerics (32x64x112x112 k1 s2 fast 7.2 -> 2.9 ms).
   const bool in_order = !fast || window == 1;

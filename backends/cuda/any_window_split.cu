@@ -141,7 +141,7 @@ avgpool_status init(const Problem& q, const DeviceInfo& device, ConfigPtr* confi
   // Adjacent outputs: channels (NHWC) or output columns (NCHW).
   const int64_t run = a.nhwc ? q.c : q.ow;
   const int64_t pixels = a.nhwc ? q.n * q.oh * q.ow : q.planes() * q.oh;  // rows of runs
-  const int64_t elems = (q.kh < q.h ? q.kh : q.h) * (q.kw < q.w ? q.kw : q.w);
+  const int64_t elems = q.window_inputs();
   int64_t lanes = pow2_ceil(run);
   if (lanes < 32) lanes = 32;
   if (lanes > kMaxThreads) lanes = kMaxThreads;

@@ -190,7 +190,7 @@ avgpool_status init(const Problem& q, const DeviceInfo& device, ConfigPtr* confi
                    "(cuda:nchw_window_chain keeps it)",
                    kName);
   // Team size: about 32 window elements per lane, from a warp to the block.
-  const int64_t elems = (q.kh < q.h ? q.kh : q.h) * (q.kw < q.w ? q.kw : q.w);
+  const int64_t elems = q.window_inputs();
   const int64_t per_lane = elems / 32;
   const int g = per_lane >= 256 ? 256 : per_lane >= 128 ? 128 : per_lane >= 64 ? 64 : 32;
   auto c = new_config<TeamArgs>(q, device);

@@ -129,8 +129,7 @@ constexpr int64_t kWideWindow = 49;
 bool nchw_direct_first(const Problem& q) {
   const int64_t window = q.kh * q.kw;
   if ((q.sh == 1 && q.sw == 1 && window > 1) || column_walk_window(q)) return false;
-  const int64_t clipped = (q.kh < q.h ? q.kh : q.h) * (q.kw < q.w ? q.kw : q.w);
-  if (q.oh * q.ow <= kFewOutputs && clipped >= kWideWindow) return false;
+  if (q.oh * q.ow <= kFewOutputs && q.window_inputs() >= kWideWindow) return false;
   const bool wide_stride_eq = q.stride_equals_kernel() && q.w >= kStrideEqRow;
   if (q.ow < kDirectRow || (q.element_size == 8 && !wide_stride_eq)) return true;
   if (window < 2 * q.sh * q.sw && !q.stride_equals_kernel()) return true;
@@ -205,10 +204,6 @@ constexpr int64_t kLargeWindow = 512;
 // between the two (not measured in between).
 constexpr int64_t kLargeOverlapping = 2048;
 
-int64_t window_elements(const Problem& q) {
-  return (q.kh < q.h ? q.kh : q.h) * (q.kw < q.w ? q.kw : q.w);
-}
-
 bool windows_overlap(const Problem& q) { return (q.kh > q.sh && q.oh > 1) || (q.kw > q.sw && q.ow > 1); }
 
 // Large NHWC windows in pytorch numerics go to cuda:nhwc_column_walk while
@@ -221,7 +216,7 @@ bool nhwc_vector_chain(const Problem& q) {
 
 bool large_window(const Problem& q) {
   const bool staged_chain = q.layout == AVGPOOL_LAYOUT_NCHW && !fast(q);
-  return window_elements(q) >= (windows_overlap(q) && !staged_chain ? kLargeOverlapping : kLargeWindow);
+  return q.window_inputs() >= (windows_overlap(q) && !staged_chain ? kLargeOverlapping : kLargeWindow);
 }
 
 // A window row this wide keeps a warp's lanes side by side on it
@@ -250,7 +245,7 @@ constexpr int64_t kTeamRow = 32;
 constexpr int64_t kTileInputs = 64;
 bool window_tiles_wanted(const Problem& q) {
   return fast(q) && q.oh * q.ow > 1 && (windows_overlap(q) || q.oh == 1 || q.ow == 1) &&
-         window_elements(q) >= kLargeWindow && any_window_tiles_tile_inputs(q) >= kTileInputs;
+         q.window_inputs() >= kLargeWindow && any_window_tiles_tile_inputs(q) >= kTileInputs;
 }
 
 // Pytorch numerics, NCHW, large windows that overlap along rows while an

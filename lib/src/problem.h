@@ -35,6 +35,9 @@ struct Problem {
   int64_t planes() const { return n * c; }
   bool stride_equals_kernel() const { return sh == kh && sw == kw; }
   bool has_padding() const { return ph != 0 || pw != 0; }
+  // Inputs of the largest window as clipped to the input (min(kh, h) x
+  // min(kw, w)): the most any output sums.
+  int64_t window_inputs() const { return (kh < h ? kh : h) * (kw < w ? kw : w); }
 
   AxisWindow row_window(int64_t oy) const { return axis_window(oy, h, kh, sh, ph); }
   AxisWindow col_window(int64_t ox) const { return axis_window(ox, w, kw, sw, pw); }
