@@ -67,13 +67,19 @@ def _cuda_forward_impls():
     return [name for name in _lib.impl_names("forward") if name.startswith("cuda:")]
 
 
-def _checked(name, out, ref, fast_tolerance):
-    if name == "pytorch":
-        return bitwise_equal(out, ref)
-    return max_abs_diff(out, ref) <= fast_tolerance
+def _run(plan, out, src, dst, stream):
+    """One execution of plan into out, pre-filled with NaN so that an element
+    left unwritten fails the check."""
+    out.fill_(float("nan"))
+    plan.execute(src, dst, stream)
 
 
-def _measure_forced(cfg, row, fast_tolerance, src, dst, out, ref):
+def _time(plan, src, dst, stream):
+    execute = plan.execute
+    return time_queued(lambda: execute(src, dst, stream))
+
+
+def _measure_forced(cfg, row, fast_tolerance, src, dst, out, ref, stream):
     row["forced"] = {}
     for name, numerics in _NUMERICS:
         times = row["forced"][name] = {}
@@ -82,13 +88,9 @@ def _measure_forced(cfg, row, fast_tolerance, src, dst, out, ref):
                 plan = _lib.Plan(cfg.params(_lib.BACKEND_CUDA, numerics), forward_impl=impl)
             except _lib.AvgpoolError:
                 continue  # declined
-            out.fill_(float("nan"))
-            plan.execute(src, dst, torch.cuda.current_stream().cuda_stream)
-            if not _checked(name, out, ref, fast_tolerance):
-                times[impl] = "DIFF"
-                continue
-            execute, stream = plan.execute, torch.cuda.current_stream().cuda_stream
-            times[impl] = time_queued(lambda: execute(src, dst, stream))
+            _run(plan, out, src, dst, stream)
+            ok = bitwise_equal(out, ref) if name == "pytorch" else max_abs_diff(out, ref) <= fast_tolerance
+            times[impl] = _time(plan, src, dst, stream) if ok else "DIFF"
 
 
 def _measure(cfg, row, fast_tolerance, forced=False):
@@ -107,18 +109,16 @@ def _measure(cfg, row, fast_tolerance, forced=False):
     for name, numerics in _NUMERICS:
         plan = _lib.Plan(cfg.params(_lib.BACKEND_CUDA, numerics))
         row[f"{name}_impl"] = plan.impl_name
-        out.fill_(float("nan"))  # an element left unwritten fails the check
-        plan.execute(src, dst, stream)
+        _run(plan, out, src, dst, stream)
         if name == "pytorch":
             row["pytorch_bitwise"] = bitwise_equal(out, ref)
         else:
             row["fast_max_err"] = max_abs_diff(out, ref)
             row["fast_ok"] = row["fast_max_err"] <= fast_tolerance
-        execute = plan.execute
-        row[f"{name}_ms"] = time_queued(lambda: execute(src, dst, stream))
+        row[f"{name}_ms"] = _time(plan, src, dst, stream)
     row["torch_ms"] = time_queued(lambda: F.avg_pool2d(x, *pool))
     if forced:
-        _measure_forced(cfg, row, fast_tolerance, src, dst, out, ref)
+        _measure_forced(cfg, row, fast_tolerance, src, dst, out, ref, stream)
     for name, _ in _NUMERICS:
         row[f"{name}_vs_torch"] = row["torch_ms"] / row[f"{name}_ms"]
         row[f"{name}_of_roof"] = row["roof_ms"] / row[f"{name}_ms"]
