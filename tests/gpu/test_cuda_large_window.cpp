@@ -138,6 +138,8 @@ TEST_CASE("large windows of large tiles: gcd(kernel, stride) > 1, single outputs
       {1, 5, 97, 203, 40, 20, 20, 10, 20, 10, 1, 0, 0},   // padding = kernel / 2, exclude
       {3, 7, 64, 64, 32, 16, 16, 8, 0, 0, 0, 1, 777},     // divisor_override
       {1, 3, 33, 257, 33, 256, 1, 1, 0, 0, 0, 1, 0},      // one output row: g_h = kernel
+      {1, 1, 2048, 1024, 2048, 1, 1, 1, 0, 0, 0, 1, 0},   // long tile rows split over a cluster's ranks
+      {1, 2, 1500, 520, 1000, 1, 500, 1, 0, 0, 1, 1, 0},  // the same with ceil overhang and two tile rows per window
   };
   for (const S& s : shapes)
     for (int dt = 0; dt < (quick() ? 1 : 4); ++dt)
