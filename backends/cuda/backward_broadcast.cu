@@ -22,7 +22,9 @@
 // instruction of a group covers consecutive units of a row. Groups take
 // consecutive items (chunks, then bands, then planes), so a group writes one
 // contiguous stretch of grad_input at a time. Narrow rows pack several items
-// into a block (rows of 7 elements: groups of 8 lanes).
+// into a block (rows of 7 elements: groups of 8 lanes); where a band is a few
+// hundred bytes, a lane computes kBatch items' values before it stores them
+// (batched_items).
 //
 // The vector variant needs rows of whole vectors in one plane or pixel:
 // NCHW rows of a 16-byte multiple (W % V == 0) or NHWC pixels of a 16-byte
@@ -44,6 +46,8 @@ constexpr const char* kName = "cuda:backward_broadcast";
 constexpr int kThreads = 256;
 constexpr int kMaxUnits = 4;   // units per lane and item
 constexpr int kMinBlocks = 4;  // blocks per SM the registers are planned for (64 registers)
+constexpr int kBatch = 8;      // items whose values a lane computes before storing (batched_items)
+constexpr int64_t kBatchBandBytes = 512;  // bands (stride rows) of at most this many bytes are batched
 
 struct BroadcastArgs : Geometry {
   int64_t c;          // channels
@@ -148,13 +152,68 @@ __device__ __forceinline__ typename std::conditional<VEC, Vec16<T>, T>::type uni
   }
 }
 
+// The next item after (chunk, oh, outer): column chunks fastest, then
+// output rows, then planes / batch items.
+__device__ __forceinline__ void next_item(const BroadcastArgs& a, int& chunk, int& oh, int64_t& outer) {
+  if (++chunk == a.chunks) {
+    chunk = 0;
+    if (++oh == (int)a.oh) {
+      oh = 0;
+      ++outer;
+    }
+  }
+}
+
+// Items of one unit per lane whose bands are a few hundred bytes (a.batch):
+// kBatch items at a time, their grad_output loads in flight together. One
+// item at a time, a band's few stores waited on its load: global 7x7 NCHW
+// 0.128 -> 0.085 ms on the H200 (2026-12-01). k2 s2 on rows of 112 floats
+// (896-byte bands) and the seed's bands slowed by 5-10% batched, so they are
+// not.
+template <typename T, bool NHWC, bool VEC, bool PYT, typename Bits>
+__device__ __forceinline__ void batched_items(const BroadcastArgs& a, const T* __restrict__ gout,
+                                              T* __restrict__ gin, int lane, int64_t item, int64_t item_end,
+                                              int chunk, int oh, int64_t outer, Bits zero) {
+  constexpr int V = VEC ? vec_of<T>() : 1;
+  const int h = (int)a.h, oh_count = (int)a.oh, kh = (int)a.kh, sh = (int)a.sh, ph = (int)a.ph;
+  const int64_t cin = NHWC ? a.c : 1;
+  for (; item < item_end; item += kBatch) {
+    Bits vals[kBatch];
+    int ck = chunk, o = oh;
+    int64_t ou = outer;
+#pragma unroll
+    for (int s = 0; s < kBatch; ++s) {
+      vals[s] = zero;
+      const int u = ck * a.group + lane;
+      if (item + s < item_end && u < a.units) {
+        const int64_t row_factor = axis_divisor_factor(axis_window_of<int>(o, h, kh, sh, ph), a.include_pad);
+        const auto v = unit_values<T, NHWC, VEC, PYT>(a, gout + (ou * a.oh + o) * a.ow * cin, row_factor, u);
+        memcpy(&vals[s], &v, sizeof v);
+      }
+      next_item(a, ck, o, ou);
+    }
+#pragma unroll
+    for (int s = 0; s < kBatch; ++s) {
+      const int u = chunk * a.group + lane;
+      if (item + s < item_end && u < a.units) {
+        const AxisWindowOf<int> rw = axis_window_of<int>(oh, h, kh, sh, ph);
+        const int band_end = oh + 1 < oh_count ? axis_window_of<int>(oh + 1, h, kh, sh, ph).begin : h;
+        T* p = gin + (outer * a.h + rw.begin) * (int64_t)a.row_len + (int64_t)u * V;
+        for (int y = rw.begin; y < band_end; ++y, p += a.row_len)
+          __stcs(reinterpret_cast<Bits*>(p), y < rw.end ? vals[s] : zero);
+      }
+      next_item(a, chunk, oh, outer);
+    }
+  }
+}
+
 // Each group of a.group lanes takes a.per_group consecutive items (column
 // chunk fastest, then output row, then plane / batch item): for each, the
 // lane computes the values of its units of the chunk once, then stores them
 // to every row of the band's window and zeros to the band's other rows.
 // T: element type; NHWC: layout; VEC: 16-byte units (else single
 // elements); PYT: PyTorch's numerics (backward_term).
-template <typename T, bool NHWC, bool VEC, bool PYT>
+template <typename T, bool NHWC, bool VEC, bool PYT, bool BATCH>
 __global__ void __launch_bounds__(kThreads, kMinBlocks)
 broadcast_kernel(const T* __restrict__ gout, T* __restrict__ gin, BroadcastArgs a) {
   // Units travel as their bits (float4 or the element's integer), so the
@@ -175,6 +234,10 @@ broadcast_kernel(const T* __restrict__ gout, T* __restrict__ gin, BroadcastArgs 
   const int64_t rest = item / a.chunks;
   int oh = (int)(rest % a.oh);
   int64_t outer = rest / a.oh;
+  if constexpr (BATCH) {
+    batched_items<T, NHWC, VEC, PYT, Bits>(a, gout, gin, lane, item, item_end, chunk, oh, outer, zero);
+    return;
+  }
   for (; item < item_end; ++item) {
     const AxisWindowOf<int> rw = axis_window_of<int>(oh, h, kh, sh, ph);
     // The band: from this window's first row to the next window's.
@@ -233,10 +296,15 @@ avgpool_status choose_kernel(const Problem& q, KernelConfig<BroadcastArgs>* c, c
   a.lane_units = (int)std::min<int64_t>(kMaxUnits, ceil_div(a.units, a.group));
   a.chunks = (int)ceil_div(a.units, (int64_t)a.group * a.lane_units);
   a.items = (q.layout == AVGPOOL_LAYOUT_NHWC ? q.n : q.planes()) * q.oh * a.chunks;
+  const bool batch = a.lane_units == 1 && q.sh * a.row_len * q.element_size <= kBatchBandBytes;
   const int64_t groups_per_block = kThreads / a.group;
   auto use = [&](auto nhwc) {
-    return use_kernel<BroadcastArgs, T, broadcast_kernel<T, decltype(nhwc)::value, VEC, PYT>>(
-        c, "broadcast_kernel", kThreads, 0, GridShape{ceil_div(a.items, groups_per_block), true}, device, why);
+    auto with = [&](auto batched) {
+      return use_kernel<BroadcastArgs, T,
+                        broadcast_kernel<T, decltype(nhwc)::value, VEC, PYT, decltype(batched)::value>>(
+          c, "broadcast_kernel", kThreads, 0, GridShape{ceil_div(a.items, groups_per_block), true}, device, why);
+    };
+    return batch ? with(std::true_type{}) : with(std::false_type{});
   };
   const avgpool_status s =
       q.layout == AVGPOOL_LAYOUT_NHWC ? use(std::true_type{}) : use(std::false_type{});

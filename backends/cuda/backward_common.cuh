@@ -1,5 +1,6 @@
 // Pieces the CUDA backward implementations share: one term of a grad_input
-// sum (PyTorch's rule per dtype) and a streaming store. Windows, the windows
+// sum (PyTorch's rule per dtype), the staging of a region's quotients in
+// shared memory, and a streaming store. Windows, the windows
 // that hold an input index, and divisors come from window.h.
 #pragma once
 
@@ -36,6 +37,69 @@ __device__ __forceinline__ typename Elem<T>::acc_t backward_term_by(T g, typenam
 template <typename T, bool PYT>
 __device__ __forceinline__ typename Elem<T>::acc_t backward_term(T g, int64_t d) {
   return backward_term_by<T, PYT>(g, backward_divisor<T, PYT>(d));
+}
+
+// Stages, for each of `planes` planes, the quotients q = g / d (backward_term)
+// of window rows [oh_lo, oh_lo + nr) x columns [ow_lo, ow_lo + nc) of
+// grad_output: plane p's values at g + p * g_plane_stride go to stage + p *
+// stage_plane_stride, rows `pitch` apart; +0 outside [0, oh) x [0, ow).
+// Every thread of the block calls it. Warps take rows (of all planes in
+// turn), lanes columns (coalesced loads), kStageCols columns per lane and
+// pass so that the column divisor factors are computed once per pass and
+// each row's once per row: one load and one division per staged element,
+// no index division.
+constexpr int kStageCols = 3;  // staged columns per lane and pass (96 per warp)
+template <typename T, bool PYT>
+__device__ __forceinline__ void stage_quotients(const Geometry& a, const T* __restrict__ g, int64_t g_plane_stride,
+                                                typename Elem<T>::acc_t* stage, int pitch, int stage_plane_stride,
+                                                int planes, int oh_lo, int nr, int ow_lo, int nc) {
+  using A = typename Elem<T>::acc_t;
+  const int h = (int)a.h, w = (int)a.w, oh_count = (int)a.oh, ow_count = (int)a.ow;
+  const int kh = (int)a.kh, kw = (int)a.kw, sh = (int)a.sh, sw = (int)a.sw, ph = (int)a.ph, pw = (int)a.pw;
+  const int lane = (int)threadIdx.x & 31, warp = (int)threadIdx.x >> 5, nwarps = (int)blockDim.x >> 5;
+  const int rows = planes * nr;
+  for (int c0 = 0; c0 < nc; c0 += 32 * kStageCols) {
+    int col_factor[kStageCols];
+    bool col_in[kStageCols];
+#pragma unroll
+    for (int k = 0; k < kStageCols; ++k) {
+      const int c = c0 + lane + 32 * k;
+      const int ow = ow_lo + c;
+      col_in[k] = c < nc && ow >= 0 && ow < ow_count;
+      col_factor[k] = col_in[k] ? axis_divisor_factor(axis_window_of<int>(ow, w, kw, sw, pw), a.include_pad) : 1;
+    }
+    // (p, r): plane and window row of the warp's row i = p * nr + r
+    int p = warp / nr, r = warp - (warp / nr) * nr;
+    const int p_step = nwarps / nr, r_step = nwarps - p_step * nr;
+#pragma unroll 2
+    for (int i = warp; i < rows; i += nwarps) {
+      const int oh = oh_lo + r;
+      const bool row_in = oh >= 0 && oh < oh_count;
+      const int row_factor =
+          row_in ? axis_divisor_factor(axis_window_of<int>(oh, h, kh, sh, ph), a.include_pad) : 1;
+      const T* g_row = g + p * g_plane_stride + (int64_t)oh * ow_count + ow_lo + c0 + lane;
+      T gv[kStageCols];
+#pragma unroll
+      for (int k = 0; k < kStageCols; ++k)
+        if (row_in && col_in[k]) gv[k] = load1<false>(g_row + 32 * k);
+      A* srow = stage + p * stage_plane_stride + r * pitch + c0 + lane;
+#pragma unroll
+      for (int k = 0; k < kStageCols; ++k) {
+        if (c0 + lane + 32 * k < nc) {
+          A q = A(0);
+          if (row_in && col_in[k])
+            q = backward_term<T, PYT>(gv[k], divisor_from_factors(row_factor, col_factor[k], a.divisor_override));
+          srow[32 * k] = q;
+        }
+      }
+      p += p_step;
+      r += r_step;
+      if (r >= nr) {
+        r -= nr;
+        ++p;
+      }
+    }
+  }
 }
 
 // A streaming (evict-first) store of one element: grad_input is written

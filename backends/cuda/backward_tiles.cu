@@ -53,7 +53,6 @@ constexpr const char* kName = "cuda:backward_tiles";
 constexpr int kRows = 8;             // grad_input rows per thread (one column, one phase of the row stride)
 constexpr int kMaxThreads = 512;     // tw * sh * groups: 64 x 8 or 32 x 16 at most
 constexpr int kTargetThreads = 256;  // block size aimed at: 4 groups of 64 x 8 rows at row stride 1
-constexpr int kStageCols = 3;        // staged columns per lane and pass (96 per warp; one pass when tw = 64, m <= 5)
 constexpr int64_t kMaxStageBytes = 48 * 1024;
 constexpr int kMaxRowStride = 16;
 // Blocks of kMaxThreads per SM the registers are planned for: two (64
@@ -73,52 +72,6 @@ struct TilesArgs : Geometry {
 
 // floor(a / b) for b > 0 and any sign of a.
 __device__ __forceinline__ int floor_div(int a, int b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
-
-// Stages the quotients of window rows [oh_lo, oh_lo + nr) x columns
-// [ow_lo, ow_lo + nc) of g_plane into stage (row pitch `pitch`): warps take
-// window rows, lanes columns (coalesced loads), kStageCols columns per lane
-// and pass so that the column divisor factors are computed once per pass;
-// +0 outside [0, oh) x [0, ow).
-template <typename T, bool PYT>
-__device__ __forceinline__ void stage_quotients(const TilesArgs& a, const T* __restrict__ g_plane,
-                                                typename Elem<T>::acc_t* stage, int oh_lo, int nr, int ow_lo, int nc) {
-  using A = typename Elem<T>::acc_t;
-  const int h = (int)a.h, w = (int)a.w, oh_count = (int)a.oh, ow_count = (int)a.ow;
-  const int kh = (int)a.kh, kw = (int)a.kw, sh = (int)a.sh, sw = (int)a.sw, ph = (int)a.ph, pw = (int)a.pw;
-  const int lane = (int)threadIdx.x & 31, warp = (int)threadIdx.x >> 5, nwarps = (int)blockDim.x >> 5;
-  for (int c0 = 0; c0 < nc; c0 += 32 * kStageCols) {
-    int col_factor[kStageCols];
-    bool col_in[kStageCols];
-#pragma unroll
-    for (int k = 0; k < kStageCols; ++k) {
-      const int c = c0 + lane + 32 * k;
-      const int ow = ow_lo + c;
-      col_in[k] = c < nc && ow >= 0 && ow < ow_count;
-      col_factor[k] = col_in[k] ? axis_divisor_factor(axis_window_of<int>(ow, w, kw, sw, pw), a.include_pad) : 1;
-    }
-#pragma unroll 2
-    for (int r = warp; r < nr; r += nwarps) {
-      const int oh = oh_lo + r;
-      const bool row_in = oh >= 0 && oh < oh_count;
-      const int row_factor =
-          row_in ? axis_divisor_factor(axis_window_of<int>(oh, h, kh, sh, ph), a.include_pad) : 1;
-      T g[kStageCols];
-#pragma unroll
-      for (int k = 0; k < kStageCols; ++k)
-        if (row_in && col_in[k]) g[k] = load1<false>(g_plane + ((int64_t)oh * ow_count + (ow_lo + c0 + lane + 32 * k)));
-      A* srow = stage + r * a.pitch + c0 + lane;
-#pragma unroll
-      for (int k = 0; k < kStageCols; ++k) {
-        if (c0 + lane + 32 * k < nc) {
-          A q = A(0);
-          if (row_in && col_in[k])
-            q = backward_term<T, PYT>(g[k], divisor_from_factors(row_factor, col_factor[k], a.divisor_override));
-          srow[32 * k] = q;
-        }
-      }
-    }
-  }
-}
 
 // The sums of kRows elements of one column (rows y + r sh) from the staged
 // quotients, m = M compile-time. base: the staged quotient of window row
@@ -220,7 +173,7 @@ tiles_kernel(const T* __restrict__ gout, T* __restrict__ gin, TilesArgs a) {
     const int nc = (x0 + a.tw - 1 + pw) / sw - ow_left + m;
 
     __syncthreads();  // the previous item's reads of the stage are done
-    stage_quotients<T, PYT>(a, gout + plane * plane_out, stage, oh_lo, nr, ow_lo, nc);
+    stage_quotients<T, PYT>(a, gout + plane * plane_out, 0, stage, a.pitch, 0, 1, oh_lo, nr, ow_lo, nc);
     __syncthreads();
 
     const int x = x0 + tx;
