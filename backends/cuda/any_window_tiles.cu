@@ -111,7 +111,7 @@ __global__ void __launch_bounds__(kThreads, SPLIT ? kMinBlocksLong : kMinBlocksS
   // The ranks of a cluster take the same bands; each reads a share of every
   // tile row's input rows.
   const int ranks = SPLIT ? a.cluster : 1;
-  const int rank = SPLIT ? (int)cg::this_cluster().block_rank() : 0;
+  const int rank = SPLIT ? (int)(blockIdx.x % (unsigned)ranks) : 0;  // clusters are consecutive blocks along x
   for (int64_t b = blockIdx.x / ranks; b < a.blocks; b += gridDim.x / ranks) {
     const int64_t bx = b % a.bands_x, rest = b / a.bands_x;
     const int64_t by = rest % a.bands_y, plane = rest / a.bands_y;
@@ -209,9 +209,11 @@ __global__ void __launch_bounds__(kThreads, SPLIT ? kMinBlocksLong : kMinBlocksS
         }
       }
       __syncthreads();
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
       if (SPLIT) {
         // rank 0 adds the ranks' column sums in rank order (its own first);
         // the second barrier keeps them until it has; steps 2 and 3 are its
+        // (plans split only where clusters run: sm_90 code on an sm_90 device)
         cg::cluster_group cluster = cg::this_cluster();
         cluster.sync();
         if (rank == 0)
@@ -223,6 +225,7 @@ __global__ void __launch_bounds__(kThreads, SPLIT ? kMinBlocksLong : kMinBlocksS
         cluster.sync();
         if (rank != 0) continue;
       }
+#endif
       // 2. tile sums of this tile row
       A* const ring = ts + (ty % a.kth) * ts_pitch;
       for (int64_t j = t; j < (tx_hi - tx_lo) * e; j += kThreads) {
