@@ -98,7 +98,8 @@ __device__ __forceinline__ void add_rows(const T* p, int64_t step, int64_t n,
 // SPLIT: the ranks of a cluster split each tile row's input rows (the
 // kernel without it keeps its registers for the rest).
 template <typename T, int V, bool SPLIT>
-__global__ void __launch_bounds__(kThreads, SPLIT ? kMinBlocksLong : kMinBlocksShort) tiles_kernel(const T* __restrict__ src, T* __restrict__ dst, TilesArgs a) {
+__global__ void __launch_bounds__(kThreads, SPLIT ? kMinBlocksLong : kMinBlocksShort)
+    tiles_kernel(const T* __restrict__ src, T* __restrict__ dst, TilesArgs a) {
   using E = Elem<T>;
   using A = typename E::acc_t;
   extern __shared__ __align__(16) unsigned char smem_raw[];

@@ -29,10 +29,11 @@
 // differs from the last one's (edge rows, ceil mode). At row stride 1 each
 // row brings one window row, and the walk unrolls M rows so that the ring
 // rotates by register naming instead of moves.
-// In NCHW (M > 0) the walks take their terms from quotients a block stages
-// in shared memory, one division per grad_output element and chunk (see
-// "NCHW: staged quotients" below); NHWC and the direct variant load and
-// divide per lane.
+// With M > 0 the walks take their terms from quotients a block stages in
+// shared memory, one division per grad_output element and chunk ("staged
+// quotients" below): always in NCHW, in NHWC for pytorch numerics and row
+// strides above 1; NHWC fast numerics at row stride 1 and the direct
+// variant load and divide per lane.
 // M (= the larger of ceil(kh / sh) and ceil(kw / sw)) is a template
 // parameter, 1, 2, 3 or 5, with int32 index math within an axis
 // (axes_fit_int32). Larger windows per element, or axes of 2^28 and more,
@@ -43,6 +44,7 @@
 
 #include "backward_common.cuh"
 #include "impls.h"
+#include "int_divider.h"
 
 namespace avgpool::cuda {
 namespace {
@@ -60,12 +62,17 @@ struct GatherArgs : Geometry {
   int64_t column_blocks;  // ceil(columns / kThreads)
   int64_t seg_rows;       // grad_input rows of one item
   int64_t items;          // column_blocks * ceil(h / seg_rows) (staged: col_tiles * segments * plane groups)
-  // The NCHW staged kernel's tiles: plane_group whole planes (w <= kThreads)
-  // or tile_w columns of one plane (plane_group 1, col_tiles per plane);
-  // segments of seg_rows rows, staged chunk_rows rows at a time.
+  // The staged kernel's tiles. NCHW: plane_group whole planes (w <=
+  // kThreads) or tile_w columns of one plane (plane_group 1, col_tiles per
+  // plane). NHWC: tile_w pixels x tile_c channels of one image (chan_tiles
+  // per pixel; by_tile_c divides by tile_c). Segments of seg_rows rows,
+  // staged chunk_rows rows at a time.
   int plane_group;
   int tile_w;
   int col_tiles;
+  int tile_c;
+  int chan_tiles;
+  IntDivider by_tile_c;
   int segments;
   int chunk_rows;
 };
@@ -329,11 +336,12 @@ gather_kernel(const T* __restrict__ gout, T* __restrict__ gin, GatherArgs a) {
 }
 
 
-// ---- NCHW: staged quotients ------------------------------------------------------------
-// In NCHW the ring walks read their terms from shared memory: a block takes
-// a tile of grad_input (plane_group whole planes of w <= kThreads columns,
-// or tile_w columns of one plane) and a segment of its rows, and stages, a
-// chunk of chunk_rows input rows at a time, the quotients q = g / d of
+// ---- staged quotients ------------------------------------------------------------------
+// The ring walks read their terms from shared memory: a block takes a tile
+// of grad_input (NCHW: plane_group whole planes of w <= kThreads columns, or
+// tile_w columns of one plane; NHWC: tile_w pixels x tile_c channels of one
+// image, a warp's lanes a pixel's channels) and a segment of its rows, and
+// stages, a chunk of chunk_rows input rows at a time, the quotients q = g / d of
 // every window that holds an element of the chunk's tile (pytorch
 // numerics: backward_term, rounded to the type for f16/bf16 - each once per
 // grad_output element and chunk instead of once per window row and lane;
@@ -342,8 +350,9 @@ gather_kernel(const T* __restrict__ gout, T* __restrict__ gin, GatherArgs a) {
 // over rows and lanes over columns with the divisor factors of a row and a
 // column computed once (a flat pass that decoded every element's plane, row
 // and column by integer division ran the staged kernel at 72% of the SM's
-// issue rate: k3 s1 p1 0.198 ms, 0.24 of the copy roofline); the walks then read the quotients at shared-memory latency and only store
-// to global memory. The ring keeps, per window row, the quotients of the
+// issue rate: k3 s1 p1 0.198 ms, 0.24 of the copy roofline); the walks then
+// read the quotients at shared-memory latency and only store to global
+// memory. The ring keeps, per window row, the quotients of the
 // lane's window columns (pytorch: added in order, oh then ow ascending, as
 // PyTorch does, bitwise) or their sum (fast).
 
@@ -354,25 +363,62 @@ struct StagedTerms {
   static constexpr int R = PYT ? M : 1;
   const A* col;  // the lane's plane, staged window row r_lo, its first window column
   int nc;        // window columns of the lane (<= 0: none; inactive lanes)
-  int ne;        // staged window columns per row
+  int pitch;     // staged values per window row
+  int cstride;   // staged values between window columns (1; NHWC: the tile's channels)
   int r_lo, r_hi;
 
   __device__ __forceinline__ void load(int oh, A (&slot)[R]) const {
 #pragma unroll
     for (int j = 0; j < R; ++j) slot[j] = A(0);
     if (oh < r_lo || oh > r_hi) return;  // outside [0, oh), or a row no element of the chunk uses
-    const A* row = col + (oh - r_lo) * ne;
+    const A* row = col + (oh - r_lo) * pitch;
 #pragma unroll
     for (int j = 0; j < M; ++j) {
       if (j < nc) {
-        if constexpr (PYT) slot[j] = row[j];
-        else slot[0] += row[j];
+        if constexpr (PYT) slot[j] = row[j * cstride];
+        else slot[0] += row[j * cstride];
       }
     }
   }
 };
 
-template <typename T, int M, bool PYT>
+// NHWC: stages the quotients of window rows [oh_lo, oh_lo + nr) x columns
+// [ow_lo, ow_lo + ne) x channels [0, chn) of one image (g: its grad_output
+// at the tile's first channel; cin: channels per pixel) into stage, laid out
+// [row][column][ch] (channels chn..ch - 1 +0). Warps over rows, lanes over
+// (column, channel) pairs: a warp's loads are a pixel's consecutive
+// channels. Staged rows and columns lie within the output.
+template <typename T, bool PYT>
+__device__ __forceinline__ void stage_quotients_channels(const Geometry& a, const T* __restrict__ g, int64_t cin,
+                                                         typename Elem<T>::acc_t* stage, int ch, int chn,
+                                                         IntDivider by_ch, int oh_lo, int nr, int ow_lo, int ne) {
+  using A = typename Elem<T>::acc_t;
+  const int lane = (int)threadIdx.x & 31, warp = (int)threadIdx.x >> 5, nwarps = (int)blockDim.x >> 5;
+  const int row_len = ne * ch;
+  for (int r = warp; r < nr; r += nwarps) {
+    const int oh = oh_lo + r;
+    const int row_factor =
+        axis_divisor_factor(axis_window_of<int>(oh, (int)a.h, (int)a.kh, (int)a.sh, (int)a.ph), a.include_pad);
+    const T* g_row = g + ((int64_t)oh * a.ow + ow_lo) * cin;
+    A* srow = stage + r * row_len;
+#pragma unroll 4
+    for (int k = lane; k < row_len; k += 32) {
+      uint32_t e;
+      const int c = (int)by_ch.divmod((uint32_t)k, &e);
+      A q = A(0);
+      if (c < chn) {
+        const int col_factor =
+            axis_divisor_factor(axis_window_of<int>(ow_lo + (int)e, (int)a.w, (int)a.kw, (int)a.sw, (int)a.pw),
+                                a.include_pad);
+        q = backward_term<T, PYT>(load1<false>(g_row + (int64_t)e * cin + c),
+                                  divisor_from_factors(row_factor, col_factor, a.divisor_override));
+      }
+      srow[k] = q;
+    }
+  }
+}
+
+template <typename T, int M, bool PYT, bool NHWC>
 __global__ void __launch_bounds__(kThreads, min_blocks<T>())
 gather_staged_kernel(const T* __restrict__ gout, T* __restrict__ gin, GatherArgs a) {
   using E = Elem<T>;
@@ -383,20 +429,30 @@ gather_staged_kernel(const T* __restrict__ gout, T* __restrict__ gin, GatherArgs
   const int h = (int)a.h, w = (int)a.w, oh_count = (int)a.oh, ow_count = (int)a.ow;
   const int kh = (int)a.kh, kw = (int)a.kw, sh = (int)a.sh, sw = (int)a.sw, ph = (int)a.ph, pw = (int)a.pw;
   const int t = (int)threadIdx.x;
-  // The lane's plane within the group and column within the tile.
-  const int lp = a.plane_group > 1 ? t / w : 0;
-  const int lx = a.plane_group > 1 ? t - lp * w : t;
+  // NCHW: the lane's plane within the group and column within the tile;
+  // NHWC: its pixel within the tile (lx) and channel (lc).
+  const int lp = !NHWC && a.plane_group > 1 ? t / w : 0;
+  const int lx = NHWC ? t / a.tile_c : a.plane_group > 1 ? t - lp * w : t;
+  const int lc = NHWC ? t - lx * a.tile_c : 0;
   const int64_t plane_elems = (int64_t)oh_count * ow_count;
+  const int64_t cin = NHWC ? a.c : 1;
 
   for (int64_t item = blockIdx.x; item < a.items; item += gridDim.x) {
     const int ct = (int)(item % a.col_tiles);
-    const int64_t rest = item / a.col_tiles;
+    int64_t rest = item / a.col_tiles;
+    int c0 = 0;
+    if constexpr (NHWC) {
+      c0 = (int)(rest % a.chan_tiles) * a.tile_c;
+      rest /= a.chan_tiles;
+    }
+    const int chn = NHWC ? min(a.tile_c, (int)(a.c - c0)) : 1;
     const int seg = (int)(rest % a.segments);
-    const int64_t plane0 = (rest / a.segments) * a.plane_group;
+    const int64_t plane0 = (rest / a.segments) * a.plane_group;  // NHWC: the image
     const int xa = a.plane_group > 1 ? 0 : ct * a.tile_w;
     const int xe = a.plane_group > 1 ? w : min(w, xa + a.tile_w);
     const int x = xa + lx;
-    const bool active = lp < a.plane_group && plane0 + lp < a.planes && x < xe;
+    const bool active = NHWC ? lx < a.tile_w && x < xe && lc < chn
+                             : lp < a.plane_group && plane0 + lp < a.planes && x < xe;
     // The tile's window columns [e_lo, e_hi] (a superset of those holding
     // its elements).
     const int e_lo = max(0, xa + pw - kw + 1 > 0 ? (xa + pw - kw + 1 + sw - 1) / sw : 0);
@@ -405,10 +461,11 @@ gather_staged_kernel(const T* __restrict__ gout, T* __restrict__ gin, GatherArgs
     const int y0 = seg * (int)a.seg_rows;
     const int y1 = min(h, y0 + (int)a.seg_rows);
     const int64_t planes_here = min((int64_t)a.plane_group, a.planes - plane0);
-    const T* g_group = gout + plane0 * plane_elems;
+    const T* g_group = gout + plane0 * plane_elems * cin + c0;
 
     StagedTerms<T, M, PYT> terms;
-    terms.ne = ne;
+    terms.pitch = NHWC ? ne * a.tile_c : ne;
+    terms.cstride = NHWC ? a.tile_c : 1;
     terms.nc = 0;
     int col_first = 0;
     if (active) {
@@ -425,16 +482,21 @@ gather_staged_kernel(const T* __restrict__ gout, T* __restrict__ gin, GatherArgs
       const int nr = r_hi - r_lo + 1 > 0 ? r_hi - r_lo + 1 : 0;
       const int per_plane = nr * (ne > 0 ? ne : 0);
       __syncthreads();  // the previous chunk's reads are done
-      stage_quotients<T, PYT>(a, g_group, plane_elems, stage_buf, ne, per_plane, (int)planes_here, r_lo, nr, e_lo,
-                              ne);
+      if constexpr (NHWC)
+        stage_quotients_channels<T, PYT>(a, g_group, cin, stage_buf, a.tile_c, chn, a.by_tile_c, r_lo, nr, e_lo, ne);
+      else
+        stage_quotients<T, PYT>(a, g_group, plane_elems, stage_buf, ne, per_plane, (int)planes_here, r_lo, nr, e_lo,
+                                ne);
       __syncthreads();
       terms.r_lo = r_lo;
       terms.r_hi = r_lo + nr - 1;
-      terms.col = stage_buf + lp * per_plane + (col_first - e_lo);
+      terms.col = NHWC ? stage_buf + (col_first - e_lo) * a.tile_c + lc
+                       : stage_buf + lp * per_plane + (col_first - e_lo);
     };
 
-    const int64_t out_row_stride = w;
-    T* o = gin + (plane0 + (active ? lp : 0)) * (int64_t)h * w + x + (int64_t)y0 * out_row_stride;
+    const int64_t out_row_stride = w * cin;
+    T* o = NHWC ? gin + ((plane0 * h + y0) * w + x) * cin + c0 + lc
+                : gin + (plane0 + (active ? lp : 0)) * (int64_t)h * w + x + (int64_t)y0 * out_row_stride;
     if (sh == 1) {
       // Row stride 1: step c of a round keeps window row y + ph in ring
       // slot c (chunk_rows is a multiple of M, so chunks start at step 0).
@@ -498,14 +560,28 @@ avgpool_status choose_kernel(const Problem& q, KernelConfig<GatherArgs>* c, cons
   return q.layout == AVGPOOL_LAYOUT_NHWC ? with_layout(std::true_type{}) : with_layout(std::false_type{});
 }
 
-// The staged NCHW kernel's tiles (GatherArgs) and shared memory; M > 0.
+// The staged kernel's tiles (GatherArgs) and shared memory; M > 0.
 template <typename T, int M, bool PYT>
 avgpool_status choose_staged(const Problem& q, KernelConfig<GatherArgs>* c, const DeviceInfo& device,
                              Decline* why) {
   using A = typename Elem<T>::acc_t;
   GatherArgs& a = c->args;
+  const bool nhwc = q.layout == AVGPOOL_LAYOUT_NHWC;
+  a.c = q.c;
+  a.tile_c = 1;
+  a.chan_tiles = 1;
   int threads;
-  if (q.w <= kThreads) {
+  if (nhwc) {
+    // A warp's lanes are 32 channels of a pixel (all of them when fewer),
+    // a block 8 or more pixels: each staged quotient serves the lanes of
+    // (tile_w + kw - 1) / tile_w pixels' windows at most.
+    a.plane_group = 1;
+    a.tile_c = (int)std::min<int64_t>(q.c, 32);
+    a.chan_tiles = (int)ceil_div(q.c, a.tile_c);
+    a.tile_w = (int)std::min<int64_t>(q.w, kThreads / a.tile_c);
+    a.col_tiles = (int)ceil_div(q.w, a.tile_w);
+    threads = (int)ceil_div(a.tile_w * a.tile_c, 32) * 32;
+  } else if (q.w <= kThreads) {
     a.plane_group = (int)std::min<int64_t>(kThreads / q.w, q.planes());
     a.tile_w = (int)q.w;
     a.col_tiles = 1;
@@ -517,8 +593,9 @@ avgpool_status choose_staged(const Problem& q, KernelConfig<GatherArgs>* c, cons
     a.col_tiles = (int)ceil_div(q.w, a.tile_w);
     threads = a.tile_w;
   }
-  const int64_t groups = ceil_div(q.planes(), a.plane_group);
-  const int64_t tiles = groups * a.col_tiles;
+  a.by_tile_c = IntDivider::of((uint32_t)a.tile_c);
+  const int64_t groups = nhwc ? q.n : ceil_div(q.planes(), a.plane_group);
+  const int64_t tiles = groups * a.col_tiles * a.chan_tiles;
   // Segments of rows until the grid has several waves (each re-stages the
   // window rows above it).
   const int64_t target_items = 16 * (int64_t)std::max(device.sms, 1);
@@ -530,20 +607,31 @@ avgpool_status choose_staged(const Problem& q, KernelConfig<GatherArgs>* c, cons
   // Staged window columns per plane: those of the tile's columns.
   const int64_t cols = a.plane_group > 1 ? q.ow : std::min<int64_t>(q.ow, (a.tile_w + q.kw - 2) / q.sw + 1);
   auto stage_rows = [&](int64_t rows) { return std::min<int64_t>(q.oh, (rows + q.kh - 2) / q.sh + 1); };
-  auto smem_of = [&](int64_t rows) { return a.plane_group * stage_rows(rows) * cols * (int64_t)sizeof(A); };
+  auto smem_of = [&](int64_t rows) {
+    return a.plane_group * stage_rows(rows) * cols * a.tile_c * (int64_t)sizeof(A);
+  };
   // Chunks: a multiple of M rows, the whole segment where 32 KiB hold it.
   constexpr int64_t kStageBytes = 32 * 1024;
   int64_t chunk = ceil_div(a.seg_rows, M) * M;
   while (chunk > M && smem_of(chunk) > kStageBytes) chunk -= M;
   a.chunk_rows = (int)chunk;
-  return use_kernel<GatherArgs, T, gather_staged_kernel<T, M, PYT>>(c, "gather_staged_kernel", threads,
-                                                                    smem_of(chunk), GridShape{a.items, false},
-                                                                    device, why);
+  if (nhwc)
+    return use_kernel<GatherArgs, T, gather_staged_kernel<T, M, PYT, true>>(
+        c, "gather_staged_kernel<nhwc>", threads, smem_of(chunk), GridShape{a.items, false}, device, why);
+  return use_kernel<GatherArgs, T, gather_staged_kernel<T, M, PYT, false>>(
+      c, "gather_staged_kernel", threads, smem_of(chunk), GridShape{a.items, false}, device, why);
 }
 
 avgpool_status init(const Problem& q, const DeviceInfo& device, ConfigPtr* config, Decline* why) {
   auto c = new_config<GatherArgs>(q, device);
-  if (q.layout == AVGPOOL_LAYOUT_NCHW && ring_size(q) > 0) {
+  // Staged quotients: NCHW; NHWC in pytorch numerics (each lane's walk
+  // divides M terms per window row: k5 s1 p2 10.0 -> 6.3 ms, k3 s1 p1 0.256
+  // -> 0.207, k11 s4 3.80 -> 2.92 on the H200) and at row strides above 1
+  // (fast k11 s4 3.12 -> 2.67). Fast numerics at row stride 1 keep the walk,
+  // whose ring turns by naming with M fused multiply-adds per window row
+  // (staged: k3 s1 p1 0.164 -> 0.205, k5 s1 p2 3.94 -> 4.91).
+  const bool staged = q.layout == AVGPOOL_LAYOUT_NCHW || q.numerics == AVGPOOL_NUMERICS_PYTORCH || q.sh > 1;
+  if (ring_size(q) > 0 && staged) {
     const int m = ring_size(q);
     const avgpool_status s = for_problem_types(q, [&](auto zero, auto pyt) {
       using T = decltype(zero);
