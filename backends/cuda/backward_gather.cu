@@ -61,7 +61,7 @@ struct GatherArgs : Geometry {
   int64_t columns;        // lanes' columns: planes * w (NCHW) or n * w * c (NHWC)
   int64_t column_blocks;  // ceil(columns / kThreads)
   int64_t seg_rows;       // grad_input rows of one item
-  int64_t items;          // column_blocks * ceil(h / seg_rows) (staged: col_tiles * segments * plane groups)
+  int64_t items;          // column_blocks * ceil(h / seg_rows) (staged: tiles * segments)
   // The staged kernel's tiles. NCHW: plane_group whole planes (w <=
   // kThreads) or tile_w columns of one plane (plane_group 1, col_tiles per
   // plane). NHWC: tile_w pixels x tile_c channels of one image (chan_tiles
@@ -337,24 +337,24 @@ gather_kernel(const T* __restrict__ gout, T* __restrict__ gin, GatherArgs a) {
 
 
 // ---- staged quotients ------------------------------------------------------------------
-// The ring walks read their terms from shared memory: a block takes a tile
-// of grad_input (NCHW: plane_group whole planes of w <= kThreads columns, or
+// The ring walks read their terms from shared memory: a block takes a tile of
+// grad_input (NCHW: plane_group whole planes of w <= kThreads columns, or
 // tile_w columns of one plane; NHWC: tile_w pixels x tile_c channels of one
 // image, a warp's lanes a pixel's channels) and a segment of its rows, and
-// stages, a chunk of chunk_rows input rows at a time, the quotients q = g / d of
-// every window that holds an element of the chunk's tile (pytorch
-// numerics: backward_term, rounded to the type for f16/bf16 - each once per
-// grad_output element and chunk instead of once per window row and lane;
-// fast numerics the same true quotient in the accumulator type). The
-// staging (stage_quotients) is one coalesced pass over grad_output, warps
+// stages, a chunk of chunk_rows input rows at a time, the quotients q = g / d
+// of every window that holds an element of the chunk's tile (pytorch numerics:
+// backward_term, rounded to the type for f16/bf16 - each once per grad_output
+// element and chunk instead of once per window row and lane; fast numerics the
+// same true quotient in the accumulator type). The staging (stage_quotients;
+// NHWC stage_quotients_channels) is one coalesced pass over grad_output, warps
 // over rows and lanes over columns with the divisor factors of a row and a
-// column computed once (a flat pass that decoded every element's plane, row
-// and column by integer division ran the staged kernel at 72% of the SM's
-// issue rate: k3 s1 p1 0.198 ms, 0.24 of the copy roofline); the walks then
-// read the quotients at shared-memory latency and only store to global
-// memory. The ring keeps, per window row, the quotients of the
-// lane's window columns (pytorch: added in order, oh then ow ascending, as
-// PyTorch does, bitwise) or their sum (fast).
+// column computed once (a flat pass that decoded every element's plane, row and
+// column by integer division ran the staged kernel at 72% of the SM's issue
+// rate: k3 s1 p1 0.198 ms, 0.24 of the copy roofline); the walks then read the
+// quotients at shared-memory latency and only store to global memory. The ring
+// keeps, per window row, the quotients of the lane's window columns (pytorch:
+// added in order, oh then ow ascending, as PyTorch does, bitwise) or their sum
+// (fast).
 
 // A lane's window columns in the staged quotients of the current chunk.
 template <typename T, int M, bool PYT>
