@@ -167,7 +167,7 @@ __device__ __forceinline__ void next_item(const BroadcastArgs& a, int& chunk, in
 // Items of one unit per lane whose bands are a few hundred bytes (a.batch):
 // kBatch items at a time, their grad_output loads in flight together. One
 // item at a time, a band's few stores waited on its load: global 7x7 NCHW
-// 0.128 -> 0.085 ms on the H200 (2026-12-01). k2 s2 on rows of 112 floats
+// 0.128 -> 0.102-0.105 ms on the H200 (2026-12-01). k2 s2 on rows of 112 floats
 // (896-byte bands) and the seed's bands slowed by 5-10% batched, so they are
 // not.
 template <typename T, bool NHWC, bool VEC, bool PYT, typename Bits>
