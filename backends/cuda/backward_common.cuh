@@ -27,6 +27,15 @@ __device__ __forceinline__ typename Elem<T>::acc_t backward_divisor(int64_t d) {
   else return static_cast<A>(d);
 }
 
+// backward_divisor for a divisor already in the accumulator type (an exact
+// integer value).
+template <typename T, bool PYT>
+__device__ __forceinline__ typename Elem<T>::acc_t backward_divisor_of(typename Elem<T>::acc_t d) {
+  using E = Elem<T>;
+  if constexpr (PYT && sizeof(T) == 2) return E::to_acc(E::from_acc(d));
+  else return d;
+}
+
 template <typename T, bool PYT>
 __device__ __forceinline__ typename Elem<T>::acc_t backward_term_by(T g, typename Elem<T>::acc_t divisor) {
   using E = Elem<T>;
