@@ -382,38 +382,65 @@ struct StagedTerms {
   }
 };
 
+// Loads in flight per lane in the NHWC staging (H200, 2026-12-01, f32
+// NHWC, ms, fast / pytorch numerics, one load at a time -> 2 -> 4):
+// k5 s1 p2 pytorch 6.15 -> 4.82 -> 4.40; k3 s1 p1 pytorch 0.204 -> 0.200 ->
+// 0.187; k11 s4 2.67 / 2.92 -> 2.57 / 3.00 -> 2.75 / 2.98; k3 s2 p1 ceil
+// 0.192 / 0.195 -> 0.183 / 0.182 -> 0.204 / 0.203. Four where pytorch
+// numerics keep M >= 3 terms per window row in the ring; two elsewhere,
+// where four raised the registers past an occupancy step (56 -> 72 at
+// M = 2: four blocks of 256 threads per SM became three).
+constexpr int stage_batch(int m, bool pytorch) { return pytorch && m >= 3 ? 4 : 2; }
+
 // NHWC: stages the quotients of window rows [oh_lo, oh_lo + nr) x columns
 // [ow_lo, ow_lo + ne) x channels [0, chn) of one image (g: its grad_output
 // at the tile's first channel; cin: channels per pixel) into stage, laid out
 // [row][column][ch] (channels chn..ch - 1 +0). Warps over rows, lanes over
 // (column, channel) pairs: a warp's loads are a pixel's consecutive
-// channels. Staged rows and columns lie within the output.
-template <typename T, bool PYT>
+// channels. Staged rows and columns lie within the output. A lane issues
+// U loads before it divides (one load in flight per lane, each waited for
+// before its division, left the staging latency-bound), and forms each
+// divisor as the float product of its factors (exact: the staged path is
+// taken for windows of at most 2^24 elements). U is stage_batch(M, PYT).
+template <typename T, bool PYT, int U>
 __device__ __forceinline__ void stage_quotients_channels(const Geometry& a, const T* __restrict__ g, int64_t cin,
                                                          typename Elem<T>::acc_t* stage, int ch, int chn,
                                                          IntDivider by_ch, int oh_lo, int nr, int ow_lo, int ne) {
   using A = typename Elem<T>::acc_t;
   const int lane = (int)threadIdx.x & 31, warp = (int)threadIdx.x >> 5, nwarps = (int)blockDim.x >> 5;
   const int row_len = ne * ch;
+  const bool overridden = a.divisor_override != 0;
+  const A override_divisor = static_cast<A>(a.divisor_override);
   for (int r = warp; r < nr; r += nwarps) {
     const int oh = oh_lo + r;
-    const int row_factor =
+    const int row_f =
         axis_divisor_factor(axis_window_of<int>(oh, (int)a.h, (int)a.kh, (int)a.sh, (int)a.ph), a.include_pad);
+    const A row_factor = overridden ? override_divisor : static_cast<A>(row_f);
     const T* g_row = g + ((int64_t)oh * a.ow + ow_lo) * cin;
     A* srow = stage + r * row_len;
-#pragma unroll 4
-    for (int k = lane; k < row_len; k += 32) {
-      uint32_t e;
-      const int c = (int)by_ch.divmod((uint32_t)k, &e);
-      A q = A(0);
-      if (c < chn) {
-        const int col_factor =
-            axis_divisor_factor(axis_window_of<int>(ow_lo + (int)e, (int)a.w, (int)a.kw, (int)a.sw, (int)a.pw),
-                                a.include_pad);
-        q = backward_term<T, PYT>(load1<false>(g_row + (int64_t)e * cin + c),
-                                  divisor_from_factors(row_factor, col_factor, a.divisor_override));
+    for (int k0 = lane; k0 < row_len; k0 += 32 * U) {
+      T gv[U];
+      A col_factor[U];
+      bool in[U];
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        const int k = k0 + 32 * u;
+        uint32_t e;
+        const int c = (int)by_ch.divmod((uint32_t)k, &e);
+        in[u] = k < row_len && c < chn;
+        gv[u] = in[u] ? load1<false>(g_row + (int64_t)e * cin + c) : T(0.0f);
+        const int f = axis_divisor_factor(
+            axis_window_of<int>(ow_lo + (int)e, (int)a.w, (int)a.kw, (int)a.sw, (int)a.pw), a.include_pad);
+        col_factor[u] = overridden ? A(1) : static_cast<A>(f);
       }
-      srow[k] = q;
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        const int k = k0 + 32 * u;
+        if (k < row_len) {
+          const A q = backward_term_by<T, PYT>(gv[u], backward_divisor_of<T, PYT>(row_factor * col_factor[u]));
+          srow[k] = in[u] ? q : A(0);
+        }
+      }
     }
   }
 }
@@ -483,7 +510,8 @@ gather_staged_kernel(const T* __restrict__ gout, T* __restrict__ gin, GatherArgs
       const int per_plane = nr * (ne > 0 ? ne : 0);
       __syncthreads();  // the previous chunk's reads are done
       if constexpr (NHWC)
-        stage_quotients_channels<T, PYT>(a, g_group, cin, stage_buf, a.tile_c, chn, a.by_tile_c, r_lo, nr, e_lo, ne);
+        stage_quotients_channels<T, PYT, stage_batch(M, PYT)>(a, g_group, cin, stage_buf, a.tile_c, chn, a.by_tile_c,
+                                                              r_lo, nr, e_lo, ne);
       else
         stage_quotients<T, PYT>(a, g_group, plane_elems, stage_buf, ne, per_plane, (int)planes_here, r_lo, nr, e_lo,
                                 ne);
@@ -629,8 +657,11 @@ avgpool_status init(const Problem& q, const DeviceInfo& device, ConfigPtr* confi
   // -> 0.207, k11 s4 3.80 -> 2.92 on the H200) and at row strides above 1
   // (fast k11 s4 3.12 -> 2.67). Fast numerics at row stride 1 keep the walk,
   // whose ring turns by naming with M fused multiply-adds per window row
-  // (staged: k3 s1 p1 0.164 -> 0.205, k5 s1 p2 3.94 -> 4.91).
-  const bool staged = q.layout == AVGPOOL_LAYOUT_NCHW || q.numerics == AVGPOOL_NUMERICS_PYTORCH || q.sh > 1;
+  // (staged: k3 s1 p1 0.164 -> 0.205, k5 s1 p2 3.94 -> 4.91; with the
+  // batched NHWC staging 0.186 and 4.05). The NHWC staging forms divisors as
+  // float products: windows of more than 2^24 elements walk.
+  const bool staged = q.layout == AVGPOOL_LAYOUT_NCHW ||
+                      ((q.numerics == AVGPOOL_NUMERICS_PYTORCH || q.sh > 1) && q.kh * q.kw <= (int64_t(1) << 24));
   if (ring_size(q) > 0 && staged) {
     const int m = ring_size(q);
     const avgpool_status s = for_problem_types(q, [&](auto zero, auto pyt) {
