@@ -26,6 +26,14 @@
 // hundred bytes, a lane computes kBatch items' values before it stores them
 // (batched_items).
 //
+// Small NCHW planes with narrow rows (global 7x7: 28-byte rows, the band
+// stores of a plane cover parts of sectors) take planes_kernel instead: a
+// block owns a contiguous stretch of grad_input's 16-byte vectors across
+// whole planes; it first computes the quotients of every window of the
+// planes the stretch touches into shared memory (one division per window),
+// then writes its vectors, each element looking up its window through
+// per-row and per-column tables.
+//
 // The vector variant needs rows of whole vectors in one plane or pixel:
 // NCHW rows of a 16-byte multiple (W % V == 0) or NHWC pixels of a 16-byte
 // multiple (C % V == 0, one g vector per unit), and both pointers 16-byte
@@ -38,6 +46,7 @@
 
 #include "backward_common.cuh"
 #include "impls.h"
+#include "int_divider.h"
 
 namespace avgpool::cuda {
 namespace {
@@ -58,6 +67,11 @@ struct BroadcastArgs : Geometry {
   int chunks;         // column chunks per row, group * lane_units units each
   int64_t items;      // rows' outer index (planes or n) * oh * chunks
   int64_t per_group;  // consecutive items each group takes
+  // planes_kernel
+  IntDivider by_plane, by_w, by_windows, by_ow;  // h * w, w, oh * ow, ow
+  int64_t vectors;                               // whole 16-byte vectors of grad_input
+  int block_vectors;                             // vectors per block item
+  int stage_planes;                              // planes of quotients a block stages at most
 };
 
 // The value of grad_input element x (channel c) of a row of the band of
@@ -275,6 +289,96 @@ broadcast_kernel(const T* __restrict__ gout, T* __restrict__ gin, BroadcastArgs 
   }
 }
 
+// Small planes, NCHW, 16-byte aligned grad_input: block item b owns vectors
+// [b * block_vectors, ...) of grad_input seen as one flat array. Shared
+// memory: the quotients of every window of the planes the item touches
+// (at most stage_planes planes of oh * ow), then per row y of a plane the
+// first staged index of its window row (oh * ow, or -1 where no window holds
+// the row) and per column x its window column (or -1).
+template <typename T, bool PYT>
+__global__ void __launch_bounds__(kThreads, kMinBlocks)
+planes_kernel(const T* __restrict__ gout, T* __restrict__ gin, BroadcastArgs a) {
+  using E = Elem<T>;
+  using A = typename E::acc_t;
+  using B = typename E::bits_t;
+  constexpr int V = vec_of<T>();
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  A* quotients = reinterpret_cast<A*>(smem_raw);
+  int* row_window = reinterpret_cast<int*>(quotients + (int64_t)a.stage_planes * a.oh * a.ow);
+  int* col_window = row_window + a.h;
+  const int h = (int)a.h, w = (int)a.w, oh_count = (int)a.oh, ow_count = (int)a.ow;
+  const int windows = oh_count * ow_count;
+  const int64_t plane_elems = (int64_t)h * w;
+  const int64_t elems = a.planes * plane_elems;
+  for (int y = (int)threadIdx.x; y < h; y += kThreads) {
+    const int oh = (y + (int)a.ph) / (int)a.sh;
+    const bool held = oh < oh_count && axis_window_holds<int>(oh, y, h, (int)a.kh, (int)a.sh, (int)a.ph);
+    row_window[y] = held ? oh * ow_count : -1;
+  }
+  for (int x = (int)threadIdx.x; x < w; x += kThreads) {
+    const int ow = (x + (int)a.pw) / (int)a.sw;
+    const bool held = ow < ow_count && axis_window_holds<int>(ow, x, w, (int)a.kw, (int)a.sw, (int)a.pw);
+    col_window[x] = held ? ow : -1;
+  }
+  const int64_t items = (a.vectors + a.block_vectors - 1) / a.block_vectors;
+  for (int64_t item = blockIdx.x; item < items; item += gridDim.x) {
+    const int64_t v0 = item * a.block_vectors;
+    const int64_t v1 = v0 + a.block_vectors < a.vectors ? v0 + a.block_vectors : a.vectors;
+    // The last item also writes the elements after the last whole vector.
+    const int64_t e0 = v0 * V, e1 = v1 == a.vectors ? elems : v1 * V;
+    const int64_t p_lo = e0 / plane_elems;
+    const int staged = (int)((e1 - 1) / plane_elems - p_lo + 1) * windows;
+    __syncthreads();  // the previous item's reads of the quotients (and the tables) are done
+    for (int t = (int)threadIdx.x; t < staged; t += kThreads) {
+      uint32_t plane, oh;
+      const uint32_t wi = a.by_windows.divmod((uint32_t)t, &plane);  // the window within its plane
+      const int ow = (int)a.by_ow.divmod(wi, &oh);
+      const AxisWindowOf<int> rw = axis_window_of<int>((int)oh, h, (int)a.kh, (int)a.sh, (int)a.ph);
+      const AxisWindowOf<int> cw = axis_window_of<int>(ow, w, (int)a.kw, (int)a.sw, (int)a.pw);
+      const int64_t d = divisor_from_factors(axis_divisor_factor(rw, a.include_pad),
+                                             axis_divisor_factor(cw, a.include_pad), a.divisor_override);
+      quotients[t] = A(0) + backward_term<T, PYT>(load1<false>(gout + p_lo * windows + t), d);
+    }
+    __syncthreads();
+    // One element's value from its flat index's plane offset, row, column.
+    auto value = [&](int p, int y, int x) {
+      const int r = row_window[y], c = col_window[x];
+      return r >= 0 && c >= 0 ? E::from_acc(quotients[p * windows + r + c]) : E::from_acc(A(0));
+    };
+    for (int64_t v = v0 + threadIdx.x; v < v1; v += kThreads) {
+      const int64_t e = v * V;
+      // Indices from the item's first plane fit 32 bits (an item spans
+      // block_vectors vectors and part of one more plane).
+      uint32_t pp, yy;
+      const uint32_t rem = a.by_plane.divmod((uint32_t)(e - p_lo * plane_elems), &pp);
+      int x = (int)a.by_w.divmod(rem, &yy);
+      int y = (int)yy, p = (int)pp;
+      Vec16<T> out;
+#pragma unroll
+      for (int k = 0; k < V; ++k) {
+        out.v[k] = value(p, y, x);
+        if (++x == w) {
+          x = 0;
+          if (++y == h) {
+            y = 0;
+            ++p;
+          }
+        }
+      }
+      __stcs(reinterpret_cast<float4*>(gin + e), *reinterpret_cast<const float4*>(&out));
+    }
+    for (int64_t e = v1 * V + threadIdx.x; e < e1; e += kThreads) {
+      uint32_t pp, yy;
+      const uint32_t rem = a.by_plane.divmod((uint32_t)(e - p_lo * plane_elems), &pp);
+      const int x = (int)a.by_w.divmod(rem, &yy);
+      const T val = value((int)pp, (int)yy, x);
+      B bits;
+      memcpy(&bits, &val, sizeof bits);
+      __stcs(reinterpret_cast<B*>(gin + e), bits);
+    }
+  }
+}
+
 // ---- host ------------------------------------------------------------------------------
 int pow2_at_least(int64_t v) {
   int p = 1;
@@ -313,6 +417,51 @@ avgpool_status choose_kernel(const Problem& q, KernelConfig<BroadcastArgs>* c, c
   return AVGPOOL_SUCCESS;
 }
 
+// planes_kernel for NCHW planes of at most kPlanesMaxElems elements whose
+// rows are narrower than a 128-byte line, where its quotients and tables fit
+// kPlanesMaxSmem; null otherwise.
+constexpr int64_t kPlanesMaxElems = 4096;
+constexpr int64_t kPlanesMaxSmem = 32 * 1024;
+// Vectors per thread and item: the most of 16, 8, 4 whose quotients fit
+// (an item's quotients are loaded and divided before its stores, one load
+// latency per item with the block waiting at the barrier).
+constexpr int kPlanesVectorsPerThread[] = {16, 8, 4};
+std::unique_ptr<KernelConfig<BroadcastArgs>> planes_config(const Problem& q, const DeviceInfo& device) {
+  const int64_t plane = q.h * q.w, V = 16 / q.element_size;
+  if (q.layout != AVGPOOL_LAYOUT_NCHW || plane > kPlanesMaxElems || q.w * q.element_size >= 128 ||
+      q.planes() * plane < V)
+    return nullptr;
+  auto c = new_config<BroadcastArgs>(q, device);
+  BroadcastArgs& a = c->args;
+  const int64_t acc_size = q.dtype == AVGPOOL_DTYPE_F64 ? 8 : 4;
+  int64_t smem = 0;
+  for (const int per_thread : kPlanesVectorsPerThread) {
+    a.block_vectors = kThreads * per_thread;
+    // An item spans block_vectors vectors, the last one also the tail of
+    // fewer than V elements: at most this many planes.
+    a.stage_planes = (int)(ceil_div((a.block_vectors + 1) * V, plane) + 1);
+    smem = a.stage_planes * q.oh * q.ow * acc_size + (q.h + q.w) * 4;
+    if (smem <= kPlanesMaxSmem) break;
+  }
+  if (smem > kPlanesMaxSmem) return nullptr;
+  a.vectors = q.planes() * plane / V;
+  a.by_plane = IntDivider::of((uint32_t)plane);
+  a.by_w = IntDivider::of((uint32_t)q.w);
+  a.by_windows = IntDivider::of((uint32_t)(q.oh * q.ow));
+  a.by_ow = IntDivider::of((uint32_t)q.ow);
+  Decline ignored;
+  const avgpool_status s =
+      dispatch_dtype_flag(q.dtype, q.numerics == AVGPOOL_NUMERICS_PYTORCH, [&](auto zero, auto pyt) {
+        using T = decltype(zero);
+        return use_kernel<BroadcastArgs, T, planes_kernel<T, decltype(pyt)::value>>(
+            c.get(), "planes_kernel", kThreads, smem, GridShape{ceil_div(a.vectors, (int64_t)a.block_vectors), false},
+            device, &ignored);
+      });
+  if (s != AVGPOOL_SUCCESS) return nullptr;
+  c->vec_align = 16;
+  return c;
+}
+
 avgpool_status init(const Problem& q, const DeviceInfo& device, ConfigPtr* config, Decline* why) {
   if (q.sh < q.kh || q.sw < q.kw)
     return decline(why, AVGPOOL_ERROR_UNSUPPORTED,
@@ -343,7 +492,12 @@ avgpool_status init(const Problem& q, const DeviceInfo& device, ConfigPtr* confi
     if (s != AVGPOOL_SUCCESS) return s;
     variants[vec] = std::move(c);
   }
-  if (vec_shape) {
+  if (auto planes = planes_config(q, device)) {
+    // 16-byte aligned pointers run planes_kernel; others the band kernel's
+    // scalar variant.
+    planes->unaligned = std::move(variants[0]);
+    *config = std::move(planes);
+  } else if (vec_shape) {
     variants[1]->vec_align = 16;
     variants[1]->unaligned = std::move(variants[0]);
     *config = std::move(variants[1]);
