@@ -183,7 +183,8 @@ __device__ __forceinline__ void next_item(const BroadcastArgs& a, int& chunk, in
 // item at a time, a band's few stores waited on its load: global 7x7 NCHW
 // 0.128 -> 0.102-0.105 ms on the H200 (2026-12-01). k2 s2 on rows of 112 floats
 // (896-byte bands) and the seed's bands slowed by 5-10% batched, so they are
-// not.
+// not. (Global 7x7 NCHW with 16-byte aligned pointers now runs planes_kernel:
+// 0.034 ms.)
 template <typename T, bool NHWC, bool VEC, bool PYT, typename Bits>
 __device__ __forceinline__ void batched_items(const BroadcastArgs& a, const T* __restrict__ gout,
                                               T* __restrict__ gin, int lane, int64_t item, int64_t item_end,
