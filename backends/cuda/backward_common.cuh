@@ -19,22 +19,25 @@ namespace avgpool::cuda {
 // The caller adds the term to an accumulator that starts at +0 (as PyTorch
 // does), so a term of -0 leaves +0. backward_divisor converts d once for
 // callers that divide several values by it; backward_term_by then divides.
-template <typename T, bool PYT>
-__device__ __forceinline__ typename Elem<T>::acc_t backward_divisor(int64_t d) {
-  using E = Elem<T>;
-  using A = typename E::acc_t;
-  if constexpr (PYT && sizeof(T) == 2) return E::to_acc(E::from_acc(static_cast<float>(d)));
-  else return static_cast<A>(d);
-}
-
-// backward_divisor for a divisor already in the accumulator type (an exact
-// integer value).
+// backward_divisor_of: the same for a divisor already in the accumulator
+// type (an exact integer value, e.g. a float product of the two factors).
 template <typename T, bool PYT>
 __device__ __forceinline__ typename Elem<T>::acc_t backward_divisor_of(typename Elem<T>::acc_t d) {
   using E = Elem<T>;
   if constexpr (PYT && sizeof(T) == 2) return E::to_acc(E::from_acc(d));
   else return d;
 }
+
+template <typename T, bool PYT>
+__device__ __forceinline__ typename Elem<T>::acc_t backward_divisor(int64_t d) {
+  return backward_divisor_of<T, PYT>(static_cast<typename Elem<T>::acc_t>(d));
+}
+
+// Whether a kernel may form divisors as the product of their two factors
+// in the accumulator type: exact (one rounding of the integer product, as
+// PyTorch's conversion of it) while every product is at most 2^24 - a
+// factor is at most its axis's kernel.
+inline bool divisor_products_exact(int64_t kh, int64_t kw) { return kh * kw <= (int64_t(1) << 24); }
 
 template <typename T, bool PYT>
 __device__ __forceinline__ typename Elem<T>::acc_t backward_term_by(T g, typename Elem<T>::acc_t divisor) {

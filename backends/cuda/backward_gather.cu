@@ -661,7 +661,7 @@ avgpool_status init(const Problem& q, const DeviceInfo& device, ConfigPtr* confi
   // batched NHWC staging 0.186 and 4.05). The NHWC staging forms divisors as
   // float products: windows of more than 2^24 elements walk.
   const bool staged = q.layout == AVGPOOL_LAYOUT_NCHW ||
-                      ((q.numerics == AVGPOOL_NUMERICS_PYTORCH || q.sh > 1) && q.kh * q.kw <= (int64_t(1) << 24));
+                      ((q.numerics == AVGPOOL_NUMERICS_PYTORCH || q.sh > 1) && divisor_products_exact(q.kh, q.kw));
   if (ring_size(q) > 0 && staged) {
     const int m = ring_size(q);
     const avgpool_status s = for_problem_types(q, [&](auto zero, auto pyt) {

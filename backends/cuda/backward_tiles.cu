@@ -299,7 +299,7 @@ avgpool_status init(const Problem& q, const DeviceInfo& device, ConfigPtr* confi
                    "others",
                    kName);
   if (!axes_fit_int32(q)) return decline_axes_int32(kName, why);
-  if (q.kh * q.kw > (int64_t(1) << 24))
+  if (!divisor_products_exact(q.kh, q.kw))
     return decline(why, AVGPOOL_ERROR_UNSUPPORTED,
                    "%s: windows of %lld x %lld elements, above 2^24 (divisors are formed as products of floats)",
                    kName, (long long)q.kh, (long long)q.kw);
