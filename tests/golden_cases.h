@@ -4,6 +4,9 @@
 
 #include <doctest/doctest.h>
 
+#include <math.h>
+#include <string.h>
+
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -42,4 +45,40 @@ void check_reference_fast_f32(const std::vector<Case>& cases, const std::vector<
       worst = std::max(worst, avgpool_support::ulp_distance_f32(got[i], (float)w[i]));
     CHECK(worst <= 1);
   }
+}
+
+// PyTorch's gradient for dtype, NCHW, as doubles.
+inline std::vector<double> pytorch_gradient(const avgpool_support::GoldenBackwardCase& gc, avgpool_dtype dtype) {
+  switch (dtype) {
+    case AVGPOOL_DTYPE_F64: return gc.gin;
+    case AVGPOOL_DTYPE_F32: return std::vector<double>(gc.gin32.begin(), gc.gin32.end());
+    case AVGPOOL_DTYPE_F16: return std::vector<double>(gc.gin16.begin(), gc.gin16.end());
+    default: return std::vector<double>(gc.ginbf16.begin(), gc.ginbf16.end());
+  }
+}
+
+// Elements of got (p's dtype and layout) that differ bitwise from want
+// (NCHW doubles exact in the dtype); NaN matches NaN.
+inline int64_t bitwise_mismatches(const avgpool_params& p, const void* got, const std::vector<double>& want,
+                           std::string* first) {
+  const int64_t d[4] = {p.n, p.c, p.h, p.w};
+  const int64_t es = avgpool_support::element_size(p.dtype);
+  std::vector<unsigned char> expected((size_t)es);
+  int64_t bad = 0;
+  for (int64_t n = 0; n < p.n; ++n)
+    for (int64_t c = 0; c < p.c; ++c)
+      for (int64_t y = 0; y < p.h; ++y)
+        for (int64_t x = 0; x < p.w; ++x) {
+          const int64_t i = ((n * p.c + c) * p.h + y) * p.w + x, o = avgpool_support::dense_index(p.layout, d, n, c, y, x);
+          avgpool_support::store_double(p.dtype, expected.data(), 0, want[(size_t)i]);
+          const double g = avgpool_support::load_double(p.dtype, got, o);
+          if (memcmp(static_cast<const unsigned char*>(got) + o * es, expected.data(), (size_t)es) != 0 &&
+              !(isnan(g) && isnan(want[(size_t)i]))) {
+            if (bad++ == 0)
+              *first = "element (" + std::to_string(n) + "," + std::to_string(c) + "," + std::to_string(y) + "," +
+                       std::to_string(x) + "): got " + std::to_string(g) + ", PyTorch " +
+                       std::to_string(want[(size_t)i]);
+          }
+        }
+  return bad;
 }

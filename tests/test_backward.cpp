@@ -56,10 +56,10 @@ TEST_CASE("backward implementations are listed, flagged, and AUTO picks one per 
     REQUIRE(avgpool_plan_impl_name(plan, &fwd) == AVGPOOL_SUCCESS);
     REQUIRE(avgpool_plan_backward_impl_name(plan, &bwd) == AVGPOOL_SUCCESS);
     CHECK(backend_of_impl(fwd) == backend_of_impl(bwd));  // the backward runs on the forward's backend
-    // AUTO takes CUDA where a device is usable (overlapping 3x3 windows:
-    // the gather), else the CPU.
+    // AUTO takes CUDA where a device is usable (3x3 windows at stride 1 in
+    // fast numerics, one divisor: the forward of grad_output), else the CPU.
     const std::string want = b == AVGPOOL_BACKEND_REFERENCE                         ? "reference_backward"
-                             : backend_of_impl(fwd) == AVGPOOL_BACKEND_CUDA ? "cuda:backward_gather"
+                             : backend_of_impl(fwd) == AVGPOOL_BACKEND_CUDA ? "cuda:backward_as_forward"
                                                                              : "cpu:backward_gather";
     CHECK(std::string(bwd) == want);
     avgpool_plan_destroy(plan);

@@ -1,5 +1,6 @@
 // The CUDA backend's implementations (one per .cu file). The AUTO policy
-// (policy.cu) orders them; they never call each other.
+// (policy.cu) orders them; they never call each other (cuda:backward_as_forward
+// runs the forward the dispatcher chose for its mirrored problem).
 #pragma once
 
 #include "impl.h"
@@ -19,6 +20,7 @@ extern const Impl kNchwWindowTeamImpl;    // nchw_window_team.cu
 extern const Impl kNchwWindowChainImpl;   // nchw_window_chain.cu
 extern const Impl kAnyWindowSplitImpl;    // any_window_split.cu
 extern const Impl kAnyWindowTilesImpl;    // any_window_tiles.cu
+extern const Impl kBackwardAsForwardImpl; // backward_as_forward.cu
 extern const Impl kBackwardBroadcastImpl; // backward_broadcast.cu
 extern const Impl kBackwardGatherImpl;    // backward_gather.cu
 extern const Impl kBackwardTilesImpl;     // backward_tiles.cu

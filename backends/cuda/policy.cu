@@ -16,7 +16,7 @@ const Impl* const kImpls[] = {&kNchwRowStreamImpl, &kNchwVecColumnWalkImpl, &kNc
                               &kNhwcTileStreamImpl, &kNhwcColumnWalkImpl,   &kAnyDirectImpl,
                               &kNchwWindowTeamImpl, &kNchwWindowChainImpl,  &kAnyWindowSplitImpl,
                               &kAnyWindowTilesImpl,
-                              &kBackwardBroadcastImpl, &kBackwardTilesImpl, &kBackwardGatherImpl};
+                              &kBackwardAsForwardImpl, &kBackwardBroadcastImpl, &kBackwardTilesImpl, &kBackwardGatherImpl};
 
 // Threads of one cuda:nchw_tiled block: tiles of fewer than two outputs per
 // thread do not pay for themselves.
@@ -267,6 +267,11 @@ size_t auto_order(const Problem& q, const DeviceInfo& device, Direction directio
     if (n < cap) out[n++] = impl;
   };
   if (direction == Direction::kBackward) {
+    // Fast numerics at stride 1 with one divisor for every window (it
+    // declines the rest): the forward of grad_output with the mirrored
+    // padding, on the forward's kernels, which read each element once and
+    // sum in registers with no division per term.
+    if (fast(q) && q.sh == 1 && q.sw == 1) add(&kBackwardAsForwardImpl);
     // Windows that do not overlap (stride >= kernel on both axes): each
     // grad_input element takes at most one term, so cuda:backward_broadcast
     // computes a window row's values once and then only streams 16-byte

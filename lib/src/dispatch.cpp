@@ -71,8 +71,8 @@ bool aligned_for_any(const Config& c, int64_t element_size) {
   return c.src_align <= element_size && c.dst_align <= element_size;
 }
 
-// The first implementation in backend's AUTO order, other than `skip`, whose
-// configuration takes any element-aligned pointers.
+// The first implementation in backend's AUTO order, other than the choice,
+// whose configuration takes any element-aligned pointers.
 void choose_fallback(const Problem& q, Direction direction, const Backend& backend, const DeviceInfo& device,
                      Choice* choice) {
   const Impl* order[kMaxCandidates];
@@ -91,6 +91,22 @@ void choose_fallback(const Problem& q, Direction direction, const Backend& backe
 }
 
 }  // namespace
+
+avgpool_status choose_in_backend(const Problem& q, Direction direction, const Backend& backend,
+                                 const DeviceInfo& device, Choice* choice_out, Decline* why) {
+  Choice choice;
+  const Impl* order[kMaxCandidates];
+  const size_t n = backend.auto_order(q, device, direction, order, kMaxCandidates);
+  if (n == 0)
+    return decline(why, AVGPOOL_ERROR_UNSUPPORTED, "backend %s has no %s implementation for this problem",
+                   backend_name(backend.id), direction == Direction::kForward ? "forward" : "backward");
+  for (size_t i = 0; i < n && choice.impl == nullptr; ++i)
+    if (order[i]->init(q, device, &choice.config, why) == AVGPOOL_SUCCESS) choice.impl = order[i];
+  if (choice.impl == nullptr) return why->status;
+  if (!aligned_for_any(*choice.config, q.element_size)) choose_fallback(q, direction, backend, device, &choice);
+  *choice_out = std::move(choice);
+  return AVGPOOL_SUCCESS;
+}
 
 avgpool_status choose(const Problem& problem, Direction direction, const char* impl_name, DeviceInfo* device_out,
                       Choice* choice_out) {
@@ -128,25 +144,15 @@ avgpool_status choose(const Problem& problem, Direction direction, const char* i
       if (q.backend != AVGPOOL_BACKEND_AUTO && list[b]->id != q.backend) continue;
       any_of_backend = true;
       if (list[b]->device(&device, &why) != AVGPOOL_SUCCESS) continue;
-      const Impl* order[kMaxCandidates];
-      const size_t n = list[b]->auto_order(q, device, direction, order, kMaxCandidates);
-      if (n == 0)
-        decline(&why, AVGPOOL_ERROR_UNSUPPORTED, "backend %s has no %s implementation for this problem",
-                backend_name(list[b]->id), direction == Direction::kForward ? "forward" : "backward");
-      for (size_t i = 0; i < n; ++i) {
-        if (order[i]->init(q, device, &choice.config, &why) == AVGPOOL_SUCCESS) {
-          choice.impl = order[i];
-          backend = list[b];
-          break;
-        }
-      }
+      if (choose_in_backend(q, direction, *list[b], device, &choice, &why) == AVGPOOL_SUCCESS) backend = list[b];
     }
     if (!any_of_backend)
       return set_error(AVGPOOL_ERROR_BACKEND_UNAVAILABLE, "backend %s is not compiled into this build",
                        backend_name(q.backend));
     if (choice.impl == nullptr) return set_error(why.status, "%s", why.text);
   }
-  if (!aligned_for_any(*choice.config, q.element_size)) choose_fallback(q, direction, *backend, device, &choice);
+  if (impl_name != nullptr && !aligned_for_any(*choice.config, q.element_size))
+    choose_fallback(q, direction, *backend, device, &choice);
   *device_out = device;
   *choice_out = std::move(choice);
   return AVGPOOL_SUCCESS;

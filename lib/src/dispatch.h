@@ -22,6 +22,15 @@ struct Choice {
 avgpool_status choose(const Problem& problem, Direction direction, const char* impl_name,
                       DeviceInfo* device, Choice* choice);
 
+// Chooses in one backend whose device is known: the first implementation in
+// its AUTO order that accepts problem, and a fallback for pointers that miss
+// the alignment it needs. On failure returns the status with the reason in
+// *why; never touches the thread's error message (implementations that
+// compose a forward, cuda:backward_as_forward, choose through it at their
+// own plan creation).
+avgpool_status choose_in_backend(const Problem& problem, Direction direction, const Backend& backend,
+                                 const DeviceInfo& device, Choice* choice, Decline* why);
+
 // Runs the choice (or its fallback for misaligned pointers).
 avgpool_status run_choice(const Problem& problem, const Choice& choice, const void* src, void* dst,
                           void* stream);

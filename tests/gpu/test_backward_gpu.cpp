@@ -12,7 +12,9 @@
 // poisoned between guard bands; pointers are sometimes element-aligned but
 // not 16-byte aligned; grad_output sometimes holds NaN/Inf; two runs are
 // bitwise equal; NHWC equals NCHW element for element; elements no window
-// covers are +0; AUTO picks by the windows' overlap; bad calls are refused.
+// covers are +0; AUTO picks by the windows' overlap; bad calls are refused;
+// every case of PyTorch's backward golden file, both layouts, bitwise in
+// pytorch numerics.
 // Small enough for compute-sanitizer (AVGPOOL_GPU_TEST_QUICK=1 draws fewer
 // configurations; AVGPOOL_GPU_TEST_CONFIGS sets how many).
 //
@@ -60,6 +62,28 @@ bool windows_overlap(const avgpool_params& p) {
 // to 16.
 bool tiles_takes(const avgpool_params& p) {
   return p.layout == AVGPOOL_LAYOUT_NCHW && windows_overlap(p) && stride_h_of(p) <= 16;
+}
+
+// What cuda:backward_as_forward takes: fast numerics, stride 1 on both
+// axes, padding k - 1 - p within k / 2 (the forward's limit), and one divisor
+// for every window (computed here by PyTorch's formula, window by window).
+bool as_forward_takes(const avgpool_params& p) {
+  if (p.numerics != AVGPOOL_NUMERICS_FAST || stride_h_of(p) != 1 || stride_w_of(p) != 1) return false;
+  if (p.kernel_h - 1 - p.padding_h > p.kernel_h / 2 || p.kernel_w - 1 - p.padding_w > p.kernel_w / 2) return false;
+  if (p.divisor_override != 0) return true;
+  // The divisor factors of every window along one axis (stride 1: the
+  // output size is size + 2 pad - kernel + 1 in both modes).
+  auto factors = [&](int64_t size, int64_t k, int64_t pad) {
+    std::vector<int64_t> f;
+    for (int64_t o = 0; o < size + 2 * pad - k + 1; ++o) {
+      const int64_t start = o - pad, padded_end = std::min(start + k, size + pad);
+      f.push_back(p.count_include_pad ? padded_end - start : std::min(padded_end, size) - std::max(start, int64_t(0)));
+    }
+    return f;
+  };
+  const std::vector<int64_t> rows = factors(p.h, p.kernel_h, p.padding_h), cols = factors(p.w, p.kernel_w, p.padding_w);
+  return std::all_of(rows.begin(), rows.end(), [&](int64_t v) { return v == rows[0]; }) &&
+         std::all_of(cols.begin(), cols.end(), [&](int64_t v) { return v == cols[0]; });
 }
 
 // Element counts and output dims of p (a reference plan's).
@@ -213,6 +237,13 @@ avgpool_params random_backward_params(std::mt19937_64& rng) {
       p.stride_h = p.kernel_h + (int64_t)(rng() % 3);
       p.stride_w = p.kernel_w + (int64_t)(rng() % 3);
     }
+    if (rng() % 3 == 0) {  // stride 1, padding k - 1 - p within k / 2, mostly counted: the backward as a forward
+      p.stride_h = p.stride_w = 1;
+      p.padding_h = p.kernel_h / 2 - (p.kernel_h % 2 == 0 ? (int64_t)(rng() % 2) : 0);
+      p.padding_w = p.kernel_w / 2 - (p.kernel_w % 2 == 0 ? (int64_t)(rng() % 2) : 0);
+      p.count_include_pad = rng() % 4 != 0;
+      p.ceil_mode = (int32_t)(rng() % 2);
+    }
     if (rng() % 6 == 0) p.divisor_override = std::vector<int64_t>{257, 289, 300, 1000, 2049, 3000, 70000}[(size_t)(rng() % 7)];
     if (rng() % 5 == 0) p.c = 8 * (1 + (int64_t)(rng() % 4));
     if (rng() % 5 == 0) p.w = 8 * (1 + (int64_t)(rng() % 16));
@@ -242,10 +273,13 @@ void check_all_backward(const avgpool_params& p, const void* gout, std::map<std:
       ++(*declined)[name];
       // cuda:backward_broadcast declines overlapping windows only (the
       // draws' axes are small), cuda:backward_tiles NHWC, windows that do
-      // not overlap and row strides above 16; cuda:backward_gather takes
-      // everything.
-      CHECK_MESSAGE((name == "cuda:backward_broadcast" || name == "cuda:backward_tiles"),
+      // not overlap and row strides above 16, cuda:backward_as_forward what
+      // as_forward_takes says; cuda:backward_gather takes everything.
+      CHECK_MESSAGE((name == "cuda:backward_broadcast" || name == "cuda:backward_tiles" ||
+                     name == "cuda:backward_as_forward"),
                     name << " declined " << describe(p) << ": " << r.message);
+      if (name == "cuda:backward_as_forward")
+        CHECK_MESSAGE(!as_forward_takes(p), name << " declined " << describe(p) << ": " << r.message);
       if (name == "cuda:backward_broadcast")
         CHECK_MESSAGE(windows_overlap(p), name << " declined " << describe(p) << ": " << r.message);
       if (name == "cuda:backward_tiles")
@@ -273,14 +307,15 @@ void check_all_backward(const avgpool_params& p, const void* gout, std::map<std:
 TEST_SUITE("gpu_small") {
 
 TEST_CASE("backward: the CUDA backward implementations are listed; AUTO picks by the windows' overlap") {
-  CHECK(cuda_backward_impl_names() ==
-        std::vector<std::string>{"cuda:backward_broadcast", "cuda:backward_tiles", "cuda:backward_gather"});
+  CHECK(cuda_backward_impl_names() == std::vector<std::string>{"cuda:backward_as_forward", "cuda:backward_broadcast",
+                                                               "cuda:backward_tiles", "cuda:backward_gather"});
   for (const std::string& name : cuda_impl_names()) CHECK(name.find("backward") == std::string::npos);
   struct Want {
     int64_t kh, kw, sh, sw, ph, pw;
     int ceil;
     avgpool_layout layout;
-    const char* impl;
+    const char* impl;       // pytorch numerics
+    const char* fast_impl;  // fast numerics, where it differs
   };
   const avgpool_layout nchw = AVGPOOL_LAYOUT_NCHW, nhwc = AVGPOOL_LAYOUT_NHWC;
   const Want wants[] = {
@@ -288,9 +323,11 @@ TEST_CASE("backward: the CUDA backward implementations are listed; AUTO picks by
       {11, 11, 11, 11, 0, 0, 0, nhwc, "cuda:backward_broadcast"},
       {2, 2, 2, 2, 0, 0, 0, nchw, "cuda:backward_broadcast"},
       {2, 3, 3, 5, 1, 1, 1, nhwc, "cuda:backward_broadcast"},      // strides beyond the kernel
-      {3, 3, 1, 1, 1, 1, 0, nchw, "cuda:backward_gather"},
-      {5, 5, 1, 1, 2, 2, 0, nchw, "cuda:backward_tiles"},          // 5x5 and more at stride 1
-      {5, 7, 1, 1, 2, 3, 0, nhwc, "cuda:backward_gather"},
+      // stride 1, one divisor: fast numerics run the forward of grad_output
+      {3, 3, 1, 1, 1, 1, 0, nchw, "cuda:backward_gather", "cuda:backward_as_forward"},
+      {5, 5, 1, 1, 2, 2, 0, nchw, "cuda:backward_tiles", "cuda:backward_as_forward"},  // 5x5 and more at stride 1
+      {5, 7, 1, 1, 2, 3, 0, nhwc, "cuda:backward_gather", "cuda:backward_as_forward"},
+      {5, 5, 1, 1, 1, 1, 0, nchw, "cuda:backward_tiles"},          // padding 3 mirrored: beyond k / 2
       {3, 3, 2, 2, 1, 1, 1, nhwc, "cuda:backward_gather"},
       {3, 3, 3, 2, 0, 0, 0, nchw, "cuda:backward_gather"},         // overlapping along one axis
       {11, 11, 4, 4, 0, 0, 0, nchw, "cuda:backward_gather"},
@@ -311,7 +348,7 @@ TEST_CASE("backward: the CUDA backward implementations are listed; AUTO picks by
       const char* name = nullptr;
       REQUIRE_MESSAGE(avgpool_plan_backward_impl_name(plan, &name) == AVGPOOL_SUCCESS, avgpool_last_error_message());
       INFO(describe(p));
-      CHECK(std::string(name) == w.impl);
+      CHECK(std::string(name) == (num == AVGPOOL_NUMERICS_FAST && w.fast_impl != nullptr ? w.fast_impl : w.impl));
       avgpool_plan_destroy(plan);
     }
   }
@@ -330,7 +367,10 @@ TEST_CASE("backward: random configurations on every CUDA backward implementation
   printf("backward random configurations: %d\n", count);
   print_runs("backward runs", runs);
   print_runs("backward declined (skipped, not passed)", declined);
-  for (const std::string& name : cuda_backward_impl_names()) CHECK(runs[name] > count / 8);
+  // cuda:backward_as_forward takes fast numerics at stride 1 only (a draw
+  // in four is biased to stride 1, half of them in fast numerics).
+  for (const std::string& name : cuda_backward_impl_names())
+    CHECK(runs[name] > (name == "cuda:backward_as_forward" ? count / 20 : count / 8));
   CHECK(declined["cuda:backward_gather"] == 0);
 }
 
@@ -438,23 +478,28 @@ TEST_CASE("backward: NHWC equals NCHW element for element (pytorch numerics, wit
   CHECK(compared > 0);
 }
 
-TEST_CASE("backward: elements no window covers are +0; -0 gradients give +0 (PyTorch adds to 0)") {
+TEST_CASE("backward: elements no window covers are +0; -0 gradients give +0 in pytorch numerics (PyTorch adds to 0)") {
   // 1x3x11x13, kernel 2, stride 3 (and 4 across): rows 2, 5, 8, 10 and the
-  // columns between windows are covered by none. overlap: kernel 3, stride 2
-  // across instead (overlapping windows, for cuda:backward_tiles): only the
-  // rows between windows are uncovered.
+  // columns between windows are covered by none. overlap 1: kernel 3, stride
+  // 2 across instead (overlapping windows, for cuda:backward_tiles): only the
+  // rows between windows are uncovered. overlap 2: 3x3 at stride 1, every
+  // element covered (cuda:backward_as_forward in fast numerics, whose sums
+  // of -0 terms may keep the sign: fast numerics promise a zero there).
   for (int dt = 0; dt < 4; ++dt)
     for (avgpool_layout layout : {AVGPOOL_LAYOUT_NCHW, AVGPOOL_LAYOUT_NHWC})
       for (avgpool_numerics num : {AVGPOOL_NUMERICS_FAST, AVGPOOL_NUMERICS_PYTORCH})
         for (int pad = 0; pad <= 1; ++pad)
-          for (int overlap = 0; overlap <= 1; ++overlap) {
+          for (int overlap = 0; overlap <= 2; ++overlap) {
             avgpool_params p;
             avgpool_params_init(&p);
             p.c = 3; p.h = 11; p.w = 13;
             p.kernel_h = p.kernel_w = 2; p.stride_h = 3; p.stride_w = 4;
-            if (overlap) {
+            if (overlap == 1) {
               p.kernel_w = 3;
               p.stride_w = 2;
+            } else if (overlap == 2) {  // 3x3 at stride 1: every element covered, -0 sums only
+              p.kernel_h = p.kernel_w = 3;
+              p.stride_h = p.stride_w = 1;
             }
             p.padding_h = p.padding_w = pad;
             p.dtype = (avgpool_dtype)dt; p.layout = layout; p.numerics = num;
@@ -473,7 +518,8 @@ TEST_CASE("backward: elements no window covers are +0; -0 gradients give +0 (PyT
               for (const std::string& name : cuda_backward_impl_names()) {
                 RunResult r = run_backward(p, name.c_str(), gout.data());
                 if (r.status == AVGPOOL_ERROR_UNSUPPORTED &&
-                    ((name == "cuda:backward_broadcast" && overlap) || (name == "cuda:backward_tiles" && !tiles_takes(p))))
+                    ((name == "cuda:backward_broadcast" && overlap) || (name == "cuda:backward_tiles" && !tiles_takes(p)) ||
+                     (name == "cuda:backward_as_forward" && !as_forward_takes(p))))
                   continue;
                 REQUIRE_MESSAGE(r.status == AVGPOOL_SUCCESS, r.message);
                 INFO(name << " " << describe(p) << " grad_output " << value);
@@ -481,7 +527,9 @@ TEST_CASE("backward: elements no window covers are +0; -0 gradients give +0 (PyT
                 for (int64_t i = 0; i < s.src; ++i) {
                   const double g = load_double(p.dtype, r.out.data(), i);
                   const bool covered = load_double(p.dtype, cover.data(), i) != 0;
-                  if (!covered || value == 0) {
+                  if (covered && value == 0 && num == AVGPOOL_NUMERICS_FAST) {
+                    bad += g != 0;  // fast numerics: a sum of zeros is a zero of either sign
+                  } else if (!covered || value == 0) {
                     // +0 exactly: every byte zero
                     bool all_zero = true;
                     for (int64_t b = 0; b < es; ++b) all_zero = all_zero && r.out[(size_t)(i * es + b)] == 0;
@@ -492,7 +540,7 @@ TEST_CASE("backward: elements no window covers are +0; -0 gradients give +0 (PyT
                   }
                 }
                 CHECK(bad == 0);
-                CHECK(zeros > 0);
+                CHECK((zeros > 0) == (overlap < 2));
               }
             }
           }
@@ -503,13 +551,13 @@ TEST_CASE("backward: element-aligned pointers that are not 16-byte aligned, on s
   std::map<std::string, int> runs;
   for (int dt = 0; dt < 4; ++dt)
     for (avgpool_layout layout : {AVGPOOL_LAYOUT_NCHW, AVGPOOL_LAYOUT_NHWC})
-      for (int k : {2, 3}) {
+      for (int k : {2, 3, -3}) {  // -3: 3x3 at stride 1 in fast numerics (cuda:backward_as_forward)
         avgpool_params p;
         avgpool_params_init(&p);
         p.n = 2; p.c = 16; p.h = 24; p.w = 64;  // rows and pixels of whole 16-byte vectors in every dtype
-        p.kernel_h = p.kernel_w = k; p.stride_h = p.stride_w = 2; p.padding_h = p.padding_w = 1;
+        p.kernel_h = p.kernel_w = std::abs(k); p.stride_h = p.stride_w = k > 0 ? 2 : 1; p.padding_h = p.padding_w = 1;
         p.dtype = (avgpool_dtype)dt; p.layout = layout;
-        p.numerics = AVGPOOL_NUMERICS_PYTORCH;
+        p.numerics = k > 0 ? AVGPOOL_NUMERICS_PYTORCH : AVGPOOL_NUMERICS_FAST;
         p.backend = AVGPOOL_BACKEND_CUDA;
         const PlanSizes s = sizes_of(p);
         const int64_t es = element_size(p.dtype);
@@ -577,6 +625,19 @@ TEST_CASE("backward: bad calls are refused and write nothing") {
     CHECK(avgpool_plan_create_with_impls(&q, nullptr, "cuda:backward_tiles", &plan) == AVGPOOL_ERROR_UNSUPPORTED);
     CHECK(std::string(avgpool_last_error_message()).find("NCHW") != std::string::npos);
   }
+  // The backward as a forward declines pytorch numerics and padding that
+  // does not count, with the reason.
+  {
+    avgpool_params q = p;
+    q.padding_h = q.padding_w = 1;
+    q.numerics = AVGPOOL_NUMERICS_PYTORCH;
+    CHECK(avgpool_plan_create_with_impls(&q, nullptr, "cuda:backward_as_forward", &plan) == AVGPOOL_ERROR_UNSUPPORTED);
+    CHECK(std::string(avgpool_last_error_message()).find("fast numerics") != std::string::npos);
+    q.numerics = AVGPOOL_NUMERICS_FAST;
+    q.count_include_pad = 0;
+    CHECK(avgpool_plan_create_with_impls(&q, nullptr, "cuda:backward_as_forward", &plan) == AVGPOOL_ERROR_UNSUPPORTED);
+    CHECK(std::string(avgpool_last_error_message()).find("one divisor") != std::string::npos);
+  }
   for (const char* name : {"cuda:backward_broadcast", "cuda:backward_tiles", "cuda:backward_gather"}) {
     avgpool_params q = p;
     if (std::string(name) == "cuda:backward_broadcast") q.stride_h = q.stride_w = 3;
@@ -604,6 +665,58 @@ TEST_CASE("backward: bad calls are refused and write nothing") {
     avgpool_plan_destroy(plan);
   }
   CHECK(cudaGetLastError() == cudaSuccess);
+}
+
+TEST_CASE("backward: every golden case (PyTorch's own gradients) on every CUDA backward implementation") {
+  // pytorch numerics bitwise against PyTorch (f32 vs gin32, f16 vs gin16,
+  // bf16 vs ginbf16, f64 vs gin), fast numerics within the bound of the
+  // float64 reference; both layouts. Quick runs take every 4th case and
+  // those of stride 1 (for cuda:backward_as_forward).
+  std::map<std::string, int> runs, declined;
+  const std::vector<std::string> names = cuda_backward_impl_names();
+  int cases = 0;
+  for (size_t ci = 0; ci < golden_backward().cases.size(); ++ci) {
+    const GoldenBackwardCase& gc = golden_backward().cases[ci];
+    if (quick() && ci % 4 != 0 && !(gc.sh == 1 && gc.sw == 1)) continue;
+    ++cases;
+    for (int dtype = 0; dtype < 4; ++dtype)
+      for (avgpool_layout layout : {AVGPOOL_LAYOUT_NCHW, AVGPOOL_LAYOUT_NHWC})
+        for (avgpool_numerics num : {AVGPOOL_NUMERICS_PYTORCH, AVGPOOL_NUMERICS_FAST}) {
+          avgpool_params p = golden_params(gc, AVGPOOL_BACKEND_CUDA, num);
+          p.dtype = (avgpool_dtype)dtype;
+          p.layout = layout;
+          const PlanSizes s = sizes_of(p);
+          REQUIRE(s.dst == (int64_t)gc.gout.size());
+          // grad_output rounded to the dtype (PyTorch's .half() / .bfloat16()).
+          const std::vector<unsigned char> gout = to_tensor(gc.gout, s.dims, p.dtype, p.layout);
+          for (const std::string& name : names) {
+            CAPTURE(gc.name);
+            INFO(name << " " << describe(p));
+            RunResult r = run_backward(p, name.c_str(), gout.data());
+            if (r.status == AVGPOOL_ERROR_UNSUPPORTED) {
+              ++declined[name];
+              CHECK_MESSAGE(name != "cuda:backward_gather", r.message);
+              if (name == "cuda:backward_as_forward") CHECK_MESSAGE(!as_forward_takes(p), r.message);
+              continue;
+            }
+            REQUIRE_MESSAGE(r.status == AVGPOOL_SUCCESS, r.message);
+            REQUIRE(r.device_error == cudaSuccess);
+            CHECK(r.guards_ok);
+            if (num == AVGPOOL_NUMERICS_PYTORCH) {
+              std::string first;
+              CHECK_MESSAGE(bitwise_mismatches(p, r.out.data(), pytorch_gradient(gc, p.dtype), &first) == 0, first);
+            } else {
+              const Mismatch m = compare_grad(p, gout.data(), r.out.data(), nullptr);
+              CHECK_MESSAGE(m.count == 0, m.message());
+            }
+            ++runs[name];
+          }
+        }
+  }
+  print_runs("backward golden runs", runs);
+  print_runs("backward golden declined (skipped, not passed)", declined);
+  CHECK(runs["cuda:backward_gather"] == cases * 16);
+  for (const std::string& name : names) CHECK(runs[name] > 0);
 }
 
 }  // TEST_SUITE gpu_small
