@@ -22,6 +22,7 @@ extern const Impl kAnyWindowSplitImpl;    // any_window_split.cu
 extern const Impl kAnyWindowTilesImpl;    // any_window_tiles.cu
 extern const Impl kBackwardAsForwardImpl; // backward_as_forward.cu
 extern const Impl kBackwardBroadcastImpl; // backward_broadcast.cu
+extern const Impl kBackwardColumnsImpl;   // backward_columns.cu
 extern const Impl kBackwardGatherImpl;    // backward_gather.cu
 extern const Impl kBackwardTilesImpl;     // backward_tiles.cu
 

@@ -16,7 +16,7 @@ const Impl* const kImpls[] = {&kNchwRowStreamImpl, &kNchwVecColumnWalkImpl, &kNc
                               &kNhwcTileStreamImpl, &kNhwcColumnWalkImpl,   &kAnyDirectImpl,
                               &kNchwWindowTeamImpl, &kNchwWindowChainImpl,  &kAnyWindowSplitImpl,
                               &kAnyWindowTilesImpl,
-                              &kBackwardAsForwardImpl, &kBackwardBroadcastImpl, &kBackwardTilesImpl, &kBackwardGatherImpl};
+                              &kBackwardAsForwardImpl, &kBackwardBroadcastImpl, &kBackwardTilesImpl, &kBackwardColumnsImpl, &kBackwardGatherImpl};
 
 // Threads of one cuda:nchw_tiled block: tiles of fewer than two outputs per
 // thread do not pay for themselves.
@@ -280,6 +280,16 @@ size_t auto_order(const Problem& q, const DeviceInfo& device, Direction directio
     // it reads (the seed) can do. It declines axes of 2^28 or more and rows
     // of 2^30 elements, which the gather takes.
     if (q.sh >= q.kh && q.sw >= q.kw) add(&kBackwardBroadcastImpl);
+    // Overlapping NCHW windows: cuda:backward_columns (four columns per
+    // thread, a register ring of the window rows' terms, no shared memory;
+    // it declines more than 5 window rows per row or 8 window columns per
+    // four columns). Against the kernels below (H200, 2026-12-01, f32 NCHW,
+    // device time, ms, fast / pytorch numerics): k3 s2 p1 ceil 0.096 /
+    // 0.104 against 0.172 / 0.176 (cuda:backward_gather), k11 s4 1.34 /
+    // 1.74 against 2.33 / 2.53 (gather), k3 s1 p1 with count_include_pad =
+    // False 0.101 / 0.116 against 0.167 / 0.168 (gather), k5 s1 p2 pytorch
+    // numerics 2.97 against 3.28 (cuda:backward_tiles).
+    if (q.layout == AVGPOOL_LAYOUT_NCHW && (q.sh < q.kh || q.sw < q.kw)) add(&kBackwardColumnsImpl);
     // Overlapping NCHW windows of 5x5 or more at stride 1: cuda:backward_tiles
     // stages a tile's quotients g / d in shared memory (one division per
     // grad_output element and tile) and sums 8 elements of a column per
@@ -291,7 +301,7 @@ size_t auto_order(const Problem& q, const DeviceInfo& device, Direction directio
     // against 2.20), where fewer terms share each staged quotient. A
     // persistent grid walking column strips with the next band's loads in
     // registers measured slower (k5 s1 p2 6.33, k3 s1 p1 0.349).
-    else if (q.layout == AVGPOOL_LAYOUT_NCHW && q.sh == 1 && q.sw == 1 && q.kh >= 5 && q.kw >= 5)
+    if (q.layout == AVGPOOL_LAYOUT_NCHW && q.sh == 1 && q.sw == 1 && q.kh >= 5 && q.kw >= 5)
       add(&kBackwardTilesImpl);
     // The rest (and everything the others decline): each element gathers
     // its windows' terms, computed once per window row and column walk.

@@ -64,6 +64,13 @@ bool tiles_takes(const avgpool_params& p) {
   return p.layout == AVGPOOL_LAYOUT_NCHW && windows_overlap(p) && stride_h_of(p) <= 16;
 }
 
+// What cuda:backward_columns takes: NCHW, overlapping windows, at most 5
+// window rows per grad_input row and 8 window columns per four columns.
+bool columns_takes(const avgpool_params& p) {
+  return p.layout == AVGPOOL_LAYOUT_NCHW && windows_overlap(p) && (p.kernel_h - 1) / stride_h_of(p) + 1 <= 5 &&
+         (4 + p.kernel_w - 2) / stride_w_of(p) + 1 <= 8;
+}
+
 // What cuda:backward_as_forward takes: fast numerics, stride 1 on both
 // axes, padding k - 1 - p within k / 2 (the forward's limit), and one divisor
 // for every window (computed here by PyTorch's formula, window by window).
@@ -276,8 +283,10 @@ void check_all_backward(const avgpool_params& p, const void* gout, std::map<std:
       // not overlap and row strides above 16, cuda:backward_as_forward what
       // as_forward_takes says; cuda:backward_gather takes everything.
       CHECK_MESSAGE((name == "cuda:backward_broadcast" || name == "cuda:backward_tiles" ||
-                     name == "cuda:backward_as_forward"),
+                     name == "cuda:backward_as_forward" || name == "cuda:backward_columns"),
                     name << " declined " << describe(p) << ": " << r.message);
+      if (name == "cuda:backward_columns")
+        CHECK_MESSAGE(!columns_takes(p), name << " declined " << describe(p) << ": " << r.message);
       if (name == "cuda:backward_as_forward")
         CHECK_MESSAGE(!as_forward_takes(p), name << " declined " << describe(p) << ": " << r.message);
       if (name == "cuda:backward_broadcast")
@@ -307,8 +316,9 @@ void check_all_backward(const avgpool_params& p, const void* gout, std::map<std:
 TEST_SUITE("gpu_small") {
 
 TEST_CASE("backward: the CUDA backward implementations are listed; AUTO picks by the windows' overlap") {
-  CHECK(cuda_backward_impl_names() == std::vector<std::string>{"cuda:backward_as_forward", "cuda:backward_broadcast",
-                                                               "cuda:backward_tiles", "cuda:backward_gather"});
+  CHECK(cuda_backward_impl_names() ==
+        std::vector<std::string>{"cuda:backward_as_forward", "cuda:backward_broadcast", "cuda:backward_tiles",
+                                 "cuda:backward_columns", "cuda:backward_gather"});
   for (const std::string& name : cuda_impl_names()) CHECK(name.find("backward") == std::string::npos);
   struct Want {
     int64_t kh, kw, sh, sw, ph, pw;
@@ -324,15 +334,18 @@ TEST_CASE("backward: the CUDA backward implementations are listed; AUTO picks by
       {2, 2, 2, 2, 0, 0, 0, nchw, "cuda:backward_broadcast"},
       {2, 3, 3, 5, 1, 1, 1, nhwc, "cuda:backward_broadcast"},      // strides beyond the kernel
       // stride 1, one divisor: fast numerics run the forward of grad_output
-      {3, 3, 1, 1, 1, 1, 0, nchw, "cuda:backward_gather", "cuda:backward_as_forward"},
-      {5, 5, 1, 1, 2, 2, 0, nchw, "cuda:backward_tiles", "cuda:backward_as_forward"},  // 5x5 and more at stride 1
+      // overlapping NCHW windows: the columns walk, where it takes them
+      {3, 3, 1, 1, 1, 1, 0, nchw, "cuda:backward_columns", "cuda:backward_as_forward"},
+      {5, 5, 1, 1, 2, 2, 0, nchw, "cuda:backward_columns", "cuda:backward_as_forward"},
       {5, 7, 1, 1, 2, 3, 0, nhwc, "cuda:backward_gather", "cuda:backward_as_forward"},
-      {5, 5, 1, 1, 1, 1, 0, nchw, "cuda:backward_tiles"},          // padding 3 mirrored: beyond k / 2
+      {5, 5, 1, 1, 1, 1, 0, nchw, "cuda:backward_columns"},        // padding 3 mirrored: beyond k / 2
+      {9, 9, 1, 1, 3, 3, 0, nchw, "cuda:backward_tiles"},          // 12 window columns per four columns
       {3, 3, 2, 2, 1, 1, 1, nhwc, "cuda:backward_gather"},
-      {3, 3, 3, 2, 0, 0, 0, nchw, "cuda:backward_gather"},         // overlapping along one axis
-      {11, 11, 4, 4, 0, 0, 0, nchw, "cuda:backward_gather"},
+      {3, 3, 3, 2, 0, 0, 0, nchw, "cuda:backward_columns"},        // overlapping along one axis
+      {11, 11, 4, 4, 0, 0, 0, nchw, "cuda:backward_columns"},
       {11, 11, 4, 4, 0, 0, 0, nhwc, "cuda:backward_gather"},
-      {20, 3, 17, 1, 0, 0, 0, nchw, "cuda:backward_gather"},       // row stride above 16: the tiles decline
+      {20, 3, 17, 1, 0, 0, 0, nchw, "cuda:backward_columns"},      // row stride above 16: the tiles decline
+      {13, 13, 2, 2, 6, 6, 0, nchw, "cuda:backward_gather"},       // 7 window rows per row: the columns decline
   };
   for (const Want& w : wants) {
     avgpool_params p;
@@ -519,7 +532,8 @@ TEST_CASE("backward: elements no window covers are +0; -0 gradients give +0 in p
                 RunResult r = run_backward(p, name.c_str(), gout.data());
                 if (r.status == AVGPOOL_ERROR_UNSUPPORTED &&
                     ((name == "cuda:backward_broadcast" && overlap) || (name == "cuda:backward_tiles" && !tiles_takes(p)) ||
-                     (name == "cuda:backward_as_forward" && !as_forward_takes(p))))
+                     (name == "cuda:backward_as_forward" && !as_forward_takes(p)) ||
+                     (name == "cuda:backward_columns" && !columns_takes(p))))
                   continue;
                 REQUIRE_MESSAGE(r.status == AVGPOOL_SUCCESS, r.message);
                 INFO(name << " " << describe(p) << " grad_output " << value);
@@ -697,6 +711,7 @@ TEST_CASE("backward: every golden case (PyTorch's own gradients) on every CUDA b
               ++declined[name];
               CHECK_MESSAGE(name != "cuda:backward_gather", r.message);
               if (name == "cuda:backward_as_forward") CHECK_MESSAGE(!as_forward_takes(p), r.message);
+              if (name == "cuda:backward_columns") CHECK_MESSAGE(!columns_takes(p), r.message);
               continue;
             }
             REQUIRE_MESSAGE(r.status == AVGPOOL_SUCCESS, r.message);

@@ -1,0 +1,281 @@
+// cuda:backward_columns - the backward of overlapping NCHW windows (stride <
+// kernel on an axis), both numerics, every dtype: four grad_input columns
+// per thread, walked down a run of rows, with no shared memory.
+//
+// A thread owns columns x0..x0 + 3 of one plane. The windows that hold any
+// of them along the row are NW consecutive window columns starting at owa
+// (NW <= (3 + kw - 1) / sw + 1), and the windows that hold a row y are the
+// at most MH = (kh - 1) / sh + 1 consecutive window rows ending at
+// (y + ph) / sh. The thread keeps a ring of the last MH window rows: each
+// window row is loaded once per thread when the walk reaches it (NW cached
+// loads of grad_output, which neighbouring threads share in L1) and turned
+// into its terms there:
+//  - pytorch numerics: the NW quotients g / d (backward_term: one true
+//    division each, f16/bf16 rounded to the type); an element then adds the
+//    quotients of its window rows (oh ascending) and, per row, of its window
+//    columns (ow ascending) to an accumulator that starts at +0: PyTorch's
+//    order and rounding, bitwise. Slots of windows outside the output hold
+//    +0, which leaves such an accumulator unchanged.
+//  - fast numerics: one partial per window row and column, the sum of its
+//    windows' g * RN(1 / d) (one rounding more than a division per term);
+//    an element adds the partials of its window rows.
+// Which window columns hold which of the four columns is a per-thread mask
+// (the same for every thread when 4 is a multiple of the stride, except at
+// the plane's edges); at column stride 1 with kw = NW - 3 it is known at
+// compile time (KW) and the sums carry no mask. Divisors come from window.h
+// per axis factor, converted once per change of the row factor (edge rows,
+// ceil mode). Index math within an axis in int (axes below 2^28), offsets of
+// planes and rows in int64; 16-byte (f64: two 16-byte, halves: 8-byte)
+// stores where rows are whole groups of four and dst is aligned.
+#include <algorithm>
+
+#include "backward_common.cuh"
+#include "impls.h"
+#include "int_divider.h"
+
+namespace avgpool::cuda {
+namespace {
+
+constexpr int kThreads = 256;
+constexpr int V = 4;  // grad_input columns per thread
+constexpr const char* kName = "cuda:backward_columns";
+
+struct ColumnsArgs : Geometry {
+  bool vec_out;   // rows of whole groups of four and dst aligned: one vector store per row
+  int64_t total;  // planes * runs * nt threads
+  int64_t runs;   // runs of grad_input rows per plane
+  int64_t run;    // rows per run
+  int64_t nt;     // threads across a row (groups of four columns)
+  IntDivider by_nt, by_runs;  // thread index -> (plane, run, group): total < 2^31
+};
+
+template <typename T> struct alignas(4 * sizeof(T) < 16 ? 4 * sizeof(T) : 16) Group {
+  T v[V];
+};
+
+__device__ __forceinline__ int floor_div(int a, int b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+
+// MH window rows, NW window columns; KW: the column kernel when the column
+// stride is 1 and KW = NW - V + 1 (masks known at compile time), else 0.
+template <typename T, int MH, int NW, int KW, bool PYT>
+__global__ void __launch_bounds__(kThreads)
+columns_kernel(const T* __restrict__ g, T* __restrict__ dst, ColumnsArgs a) {
+  using E = Elem<T>;
+  using A = typename E::acc_t;
+  constexpr int S = PYT ? NW : V;  // values a window row keeps in the ring
+  static_assert(KW == 0 || KW == NW - V + 1, "compile-time masks need NW = V + KW - 1");
+  const int h = (int)a.h, w = (int)a.w, oh_n = (int)a.oh, ow_n = (int)a.ow;
+  const int kh = (int)a.kh, kw = (int)a.kw, sh = (int)a.sh, sw = (int)a.sw, ph = (int)a.ph, pw = (int)a.pw;
+  const int nt = (int)a.nt;
+  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < a.total;
+       i += (int64_t)gridDim.x * blockDim.x) {
+    uint32_t rest, p32;
+    const int t = (int)a.by_nt.divmod((uint32_t)i, &rest);
+    const int run = (int)a.by_runs.divmod(rest, &p32);
+    const int64_t p = p32;
+    const int y0 = run * (int)a.run, y1 = min(h, y0 + (int)a.run);
+    const int x0 = t * V;
+    // Window columns owa .. owa + NW - 1 (unclipped indices; those outside
+    // [0, ow) hold no element and give +0 terms). Column x0 + c lies in
+    // window columns ceil((x0 + c + pw - kw + 1) / sw) .. floor((x0 + c +
+    // pw) / sw): one division for each end, then steps of c.
+    const int lo_q = floor_div(x0 + pw - kw, sw), lo_r = x0 + pw - kw - lo_q * sw;
+    const int hi_q = floor_div(x0 + pw, sw), hi_r = x0 + pw - hi_q * sw;
+    const int owa = lo_q + 1;
+    unsigned mask[V];  // bit j: window column owa + j holds column x0 + c
+#pragma unroll
+    for (int c = 0; c < V; ++c) {
+      const int lo = (lo_r + c >= sw) + (lo_r + c >= 2 * sw) + (lo_r + c >= 3 * sw);
+      const int hi = hi_q - owa + (hi_r + c >= sw) + (hi_r + c >= 2 * sw) + (hi_r + c >= 3 * sw);
+      mask[c] = x0 + c < w && hi >= lo ? (((2u << hi) - 1u) & ~((1u << lo) - 1u)) : 0u;
+    }
+    int col_factor[NW];
+    bool col_in[NW];
+#pragma unroll
+    for (int j = 0; j < NW; ++j) {
+      const int ow = owa + j;
+      col_in[j] = ow >= 0 && ow < ow_n;
+      col_factor[j] = col_in[j] ? axis_divisor_factor(axis_window_of<int>(ow, w, kw, sw, pw), a.include_pad) : 1;
+    }
+    // pytorch numerics: the divisors (backward_divisor); fast: RN(1 / d).
+    A div[NW];
+    int div_row_factor = -1;
+    const T* g_plane = g + p * a.oh * a.ow + owa;
+
+    // Window row oh's terms into slot (zeros outside the output).
+    auto load_row = [&](int oh, A (&slot)[S]) {
+#pragma unroll
+      for (int j = 0; j < S; ++j) slot[j] = A(0);
+      if (oh < 0 || oh >= oh_n) return;
+      const int row_factor = axis_divisor_factor(axis_window_of<int>(oh, h, kh, sh, ph), a.include_pad);
+      if (row_factor != div_row_factor) {
+        div_row_factor = row_factor;
+#pragma unroll
+        for (int j = 0; j < NW; ++j) {
+          const int64_t d = divisor_from_factors(row_factor, col_factor[j], a.divisor_override);
+          div[j] = PYT ? backward_divisor<T, PYT>(d) : A(1) / static_cast<A>(d);
+        }
+      }
+      const T* g_row = g_plane + (int64_t)oh * a.ow;
+      T gv[NW];
+#pragma unroll
+      for (int j = 0; j < NW; ++j)
+        if (col_in[j]) gv[j] = load1<false>(g_row + j);
+      if constexpr (PYT) {
+#pragma unroll
+        for (int j = 0; j < NW; ++j)
+          if (col_in[j]) slot[j] = backward_term_by<T, true>(gv[j], div[j]);
+      } else {
+        A q[NW];
+#pragma unroll
+        for (int j = 0; j < NW; ++j) q[j] = col_in[j] ? E::to_acc(gv[j]) * div[j] : A(0);
+#pragma unroll
+        for (int c = 0; c < V; ++c) {
+          A s = A(0);
+#pragma unroll
+          for (int j = 0; j < NW; ++j) {
+            if constexpr (KW > 0) {
+              if (j >= c && j < c + KW) s += q[j];
+            } else {
+              s += (mask[c] >> j) & 1u ? q[j] : A(0);
+            }
+          }
+          slot[c] = s;
+        }
+      }
+    };
+
+    // Row y lies in window rows first = floor((y + ph - kh) / sh) + 1 ..
+    // last = floor((y + ph) / sh): both kept as quotient and remainder, one
+    // step per row (the ends move by at most one).
+    int last = floor_div(y0 + ph, sh), last_r = y0 + ph - last * sh;
+    int first1 = floor_div(y0 + ph - kh, sh), first_r = y0 + ph - kh - first1 * sh;  // first - 1
+    A ring[MH][S];  // slot MH - 1: window row `last`
+#pragma unroll
+    for (int r = 0; r < MH; ++r) load_row(last - (MH - 1) + r, ring[r]);
+    T* out = dst + (p * a.h + y0) * a.w + x0;
+    for (int y = y0; y < y1; ++y) {
+      if (y > y0) {
+        if (++first_r == sh) {
+          first_r = 0;
+          ++first1;
+        }
+        if (++last_r == sh) {  // one new window row
+          last_r = 0;
+          ++last;
+#pragma unroll
+          for (int r = 0; r + 1 < MH; ++r)
+#pragma unroll
+            for (int j = 0; j < S; ++j) ring[r][j] = ring[r + 1][j];
+          load_row(last, ring[MH - 1]);
+        }
+      }
+      // Ring rows before the first window row that holds y (the same for
+      // every thread of the row).
+      const int skip = MH - (last - first1);
+      A acc[V];
+#pragma unroll
+      for (int c = 0; c < V; ++c) acc[c] = A(0);
+#pragma unroll
+      for (int r = 0; r < MH; ++r) {
+        if (r < skip) continue;
+#pragma unroll
+        for (int c = 0; c < V; ++c) {
+          if constexpr (PYT) {
+#pragma unroll
+            for (int j = 0; j < NW; ++j) {
+              if constexpr (KW > 0) {
+                if (j >= c && j < c + KW) acc[c] += ring[r][j];
+              } else {
+                acc[c] += (mask[c] >> j) & 1u ? ring[r][j] : A(0);
+              }
+            }
+          } else {
+            acc[c] += ring[r][c];
+          }
+        }
+      }
+      if (a.vec_out) {
+        Group<T> o;
+#pragma unroll
+        for (int c = 0; c < V; ++c) o.v[c] = E::from_acc(acc[c]);
+        *reinterpret_cast<Group<T>*>(out) = o;
+      } else {
+#pragma unroll
+        for (int c = 0; c < V; ++c)
+          if (x0 + c < w) out[c] = E::from_acc(acc[c]);
+      }
+      out += a.w;
+    }
+  }
+}
+
+// The instantiations, each covering the smaller ones: (window rows, window
+// columns) = (2, 3), (3, 4), (3, 6), (5, 8).
+struct Shape {
+  int mh, nw;
+};
+constexpr Shape kShapes[] = {{2, 3}, {3, 4}, {3, 6}, {5, 8}};
+
+template <typename T, bool PYT, int MH, int NW>
+avgpool_status use_shape(KernelConfig<ColumnsArgs>* c, const Problem& q, const DeviceInfo& device, Decline* why) {
+  const GridShape grid{ceil_div(c->args.total, kThreads), false};
+  if (q.sw == 1 && q.kw == NW - V + 1)
+    return use_kernel<ColumnsArgs, T, columns_kernel<T, MH, NW, NW - V + 1, PYT>>(c, "columns_kernel", kThreads, 0,
+                                                                                 grid, device, why);
+  return use_kernel<ColumnsArgs, T, columns_kernel<T, MH, NW, 0, PYT>>(c, "columns_kernel", kThreads, 0, grid,
+                                                                      device, why);
+}
+
+avgpool_status init(const Problem& q, const DeviceInfo& device, ConfigPtr* config, Decline* why) {
+  if (q.layout != AVGPOOL_LAYOUT_NCHW) return decline(why, AVGPOOL_ERROR_UNSUPPORTED, "%s is NCHW only", kName);
+  if (q.sh >= q.kh && q.sw >= q.kw)
+    return decline(why, AVGPOOL_ERROR_UNSUPPORTED,
+                   "%s takes overlapping windows (stride < kernel on an axis); stride %lldx%lld, kernel %lldx%lld",
+                   kName, (long long)q.sh, (long long)q.sw, (long long)q.kh, (long long)q.kw);
+  if (!axes_fit_int32(q)) return decline_axes_int32(kName, why);
+  const int64_t mh = (q.kh - 1) / q.sh + 1, nw = (V + q.kw - 2) / q.sw + 1;
+  int shape = -1;
+  for (int s = 0; s < 4 && shape < 0; ++s)
+    if (kShapes[s].mh >= mh && kShapes[s].nw >= nw) shape = s;
+  if (shape < 0)
+    return decline(why, AVGPOOL_ERROR_UNSUPPORTED,
+                   "%s takes at most 5 window rows per grad_input row and 8 window columns per four columns "
+                   "(kernel %lldx%lld, stride %lldx%lld: %lld and %lld)",
+                   kName, (long long)q.kh, (long long)q.kw, (long long)q.sh, (long long)q.sw, (long long)mh,
+                   (long long)nw);
+  return hand_over_vector_and_scalar<ColumnsArgs>(q, device, config, [&](KernelConfig<ColumnsArgs>* c, bool vectors) {
+    ColumnsArgs& a = c->args;
+    a.nt = ceil_div(q.w, V);
+    a.vec_out = vectors && q.w % V == 0;
+    if (a.vec_out) c->vec_align = std::min<int64_t>(16, V * q.element_size);
+    // Rows per run: about 800K threads, runs of 4-256 rows (each run loads
+    // the MH - 1 window rows above its first row again).
+    const int64_t columns = q.planes() * a.nt;
+    const int64_t min_threads = 800 * 1000;
+    a.runs = std::min<int64_t>(ceil_div(q.h, 4), std::max(ceil_div(q.h, 256), ceil_div(min_threads, columns)));
+    a.run = ceil_div(q.h, a.runs);
+    a.runs = ceil_div(q.h, a.run);
+    a.total = columns * a.runs;
+    if (a.total >= (int64_t(1) << 31))
+      return decline(why, AVGPOOL_ERROR_UNSUPPORTED, "%s: %lld threads (2^31 and more)", kName, (long long)a.total);
+    a.by_nt = IntDivider::of((uint32_t)a.nt);
+    a.by_runs = IntDivider::of((uint32_t)a.runs);
+    return for_problem_types(q, [&](auto zero, auto pyt) {
+      using T = decltype(zero);
+      constexpr bool PYT = decltype(pyt)::value;
+      switch (shape) {
+        case 0: return use_shape<T, PYT, 2, 3>(c, q, device, why);
+        case 1: return use_shape<T, PYT, 3, 4>(c, q, device, why);
+        case 2: return use_shape<T, PYT, 3, 6>(c, q, device, why);
+        default: return use_shape<T, PYT, 5, 8>(c, q, device, why);
+      }
+    });
+  });
+}
+
+}  // namespace
+
+const Impl kBackwardColumnsImpl = cuda_impl(kName, Direction::kBackward, init);
+
+}  // namespace avgpool::cuda
