@@ -57,8 +57,12 @@ __device__ __forceinline__ int floor_div(int a, int b) { return a >= 0 ? a / b :
 
 // MH window rows, NW window columns; KW: the column kernel when the column
 // stride is 1 and KW = NW - V + 1 (masks known at compile time), else 0.
+// Blocks per SM the registers are planned for: three (at most 85 registers)
+// but for f64 and the 5 x 8 ring, two.
+template <typename T, int MH, int NW> constexpr int min_blocks() { return sizeof(T) == 8 || MH * NW >= 40 ? 2 : 3; }
+
 template <typename T, int MH, int NW, int KW, bool PYT>
-__global__ void __launch_bounds__(kThreads)
+__global__ void __launch_bounds__(kThreads, (min_blocks<T, MH, NW>()))
 columns_kernel(const T* __restrict__ g, T* __restrict__ dst, ColumnsArgs a) {
   using E = Elem<T>;
   using A = typename E::acc_t;
@@ -66,7 +70,6 @@ columns_kernel(const T* __restrict__ g, T* __restrict__ dst, ColumnsArgs a) {
   static_assert(KW == 0 || KW == NW - V + 1, "compile-time masks need NW = V + KW - 1");
   const int h = (int)a.h, w = (int)a.w, oh_n = (int)a.oh, ow_n = (int)a.ow;
   const int kh = (int)a.kh, kw = (int)a.kw, sh = (int)a.sh, sw = (int)a.sw, ph = (int)a.ph, pw = (int)a.pw;
-  const int nt = (int)a.nt;
   for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < a.total;
        i += (int64_t)gridDim.x * blockDim.x) {
     uint32_t rest, p32;
@@ -103,7 +106,17 @@ columns_kernel(const T* __restrict__ g, T* __restrict__ dst, ColumnsArgs a) {
     const T* g_plane = g + p * a.oh * a.ow + owa;
 
     // Window row oh's terms into slot (zeros outside the output).
-    auto load_row = [&](int oh, A (&slot)[S]) {
+    // Window row oh's grad_output values (loads issued, not waited for).
+    auto fetch_row = [&](int oh, T (&gv)[NW]) {
+      if (oh < 0 || oh >= oh_n) return;
+      const T* g_row = g_plane + (int64_t)oh * a.ow;
+#pragma unroll
+      for (int j = 0; j < NW; ++j)
+        if (col_in[j]) gv[j] = load1<false>(g_row + j);
+    };
+    // Window row oh's terms from its fetched values into slot (zeros
+    // outside the output).
+    auto make_terms = [&](int oh, const T (&gv)[NW], A (&slot)[S]) {
 #pragma unroll
       for (int j = 0; j < S; ++j) slot[j] = A(0);
       if (oh < 0 || oh >= oh_n) return;
@@ -116,11 +129,6 @@ columns_kernel(const T* __restrict__ g, T* __restrict__ dst, ColumnsArgs a) {
           div[j] = PYT ? backward_divisor<T, PYT>(d) : A(1) / static_cast<A>(d);
         }
       }
-      const T* g_row = g_plane + (int64_t)oh * a.ow;
-      T gv[NW];
-#pragma unroll
-      for (int j = 0; j < NW; ++j)
-        if (col_in[j]) gv[j] = load1<false>(g_row + j);
       if constexpr (PYT) {
 #pragma unroll
         for (int j = 0; j < NW; ++j)
@@ -152,7 +160,15 @@ columns_kernel(const T* __restrict__ g, T* __restrict__ dst, ColumnsArgs a) {
     int first1 = floor_div(y0 + ph - kh, sh), first_r = y0 + ph - kh - first1 * sh;  // first - 1
     A ring[MH][S];  // slot MH - 1: window row `last`
 #pragma unroll
-    for (int r = 0; r < MH; ++r) load_row(last - (MH - 1) + r, ring[r]);
+    for (int r = 0; r < MH; ++r) {
+      T gv[NW];
+      fetch_row(last - (MH - 1) + r, gv);
+      make_terms(last - (MH - 1) + r, gv, ring[r]);
+    }
+    // The next window row's values, fetched one window row ahead so that
+    // their latency overlaps the rows summed meanwhile.
+    T next[NW];
+    fetch_row(last + 1, next);
     T* out = dst + (p * a.h + y0) * a.w + x0;
     for (int y = y0; y < y1; ++y) {
       if (y > y0) {
@@ -167,7 +183,8 @@ columns_kernel(const T* __restrict__ g, T* __restrict__ dst, ColumnsArgs a) {
           for (int r = 0; r + 1 < MH; ++r)
 #pragma unroll
             for (int j = 0; j < S; ++j) ring[r][j] = ring[r + 1][j];
-          load_row(last, ring[MH - 1]);
+          make_terms(last, next, ring[MH - 1]);
+          fetch_row(last + 1, next);
         }
       }
       // Ring rows before the first window row that holds y (the same for
