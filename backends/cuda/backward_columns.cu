@@ -7,9 +7,10 @@
 // (NW <= (3 + kw - 1) / sw + 1), and the windows that hold a row y are the
 // at most MH = (kh - 1) / sh + 1 consecutive window rows ending at
 // (y + ph) / sh. The thread keeps a ring of the last MH window rows: each
-// window row is loaded once per thread when the walk reaches it (NW cached
-// loads of grad_output, which neighbouring threads share in L1) and turned
-// into its terms there:
+// window row is loaded once per thread (NW cached loads of grad_output,
+// which neighbouring threads share in L1), one window row before the walk
+// reaches it so that the loads' latency overlaps the rows summed meanwhile,
+// and turned into its terms when it enters the ring:
 //  - pytorch numerics: the NW quotients g / d (backward_term: one true
 //    division each, f16/bf16 rounded to the type); an element then adds the
 //    quotients of its window rows (oh ascending) and, per row, of its window
