@@ -48,6 +48,8 @@ struct ColumnsArgs : Geometry {
   int64_t run;    // rows per run
   int64_t nt;     // threads across a row (groups of four columns)
   IntDivider by_nt, by_runs;  // thread index -> (plane, run, group): total < 2^31
+  IntDivider by_w;            // NHWC: -> (n, run, x, channel group)
+  int64_t channels;           // NHWC: C
 };
 
 template <typename T> struct alignas(4 * sizeof(T) < 16 ? 4 * sizeof(T) : 16) Group {
@@ -228,8 +230,137 @@ columns_kernel(const T* __restrict__ g, T* __restrict__ dst, ColumnsArgs a) {
   }
 }
 
+// NHWC: a thread owns channels c0..c0 + 3 of one pixel column (n, x) and
+// walks down a run of rows. The column's windows are the nc <= MW window
+// columns from `first` (axis_outputs_of), the same for the walk; the ring
+// keeps, per window row, the MW x 4 quotients (pytorch numerics) or the 4
+// channels' partials (fast numerics), from 16-byte loads of MW pixels (8
+// bytes for halves; f64 two 16-byte loads), one window row ahead.
+template <typename T, int MH, int MW, bool PYT> constexpr int channels_min_blocks() {
+  // f64's 3 x 3 ring of quotients: one block (bounded to two it spilled 1.1 KB).
+  if (sizeof(T) == 8 && PYT && MH * MW >= 9) return 1;
+  return sizeof(T) == 8 || (PYT && MH * MW >= 9) ? 2 : 3;
+}
+
+template <typename T, int MH, int MW, bool PYT>
+__global__ void __launch_bounds__(kThreads, (channels_min_blocks<T, MH, MW, PYT>()))
+channels_kernel(const T* __restrict__ g, T* __restrict__ dst, ColumnsArgs a) {
+  using E = Elem<T>;
+  using A = typename E::acc_t;
+  constexpr int S = PYT ? MW : 1;  // groups a window row keeps in the ring
+  const int h = (int)a.h, w = (int)a.w, oh_n = (int)a.oh, ow_n = (int)a.ow;
+  const int kh = (int)a.kh, kw = (int)a.kw, sh = (int)a.sh, sw = (int)a.sw, ph = (int)a.ph, pw = (int)a.pw;
+  const int64_t channels = a.channels;
+  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < a.total;
+       i += (int64_t)gridDim.x * blockDim.x) {
+    uint32_t rest, rest2, n32;
+    const int cg = (int)a.by_nt.divmod((uint32_t)i, &rest);  // channel group
+    const int x = (int)a.by_w.divmod(rest, &rest2);
+    const int run = (int)a.by_runs.divmod(rest2, &n32);
+    const int64_t n = n32;
+    const int y0 = run * (int)a.run, y1 = min(h, y0 + (int)a.run);
+    const int c0 = cg * V;
+    const AxisOutputsOf<int> cols = axis_outputs_of<int>(x, w, ow_n, kw, sw, pw);
+    const int nc = cols.last - cols.first + 1;  // <= 0: no window holds the column
+    int col_factor[MW];
+#pragma unroll
+    for (int j = 0; j < MW; ++j)
+      col_factor[j] = j < nc ? axis_divisor_factor(axis_window_of<int>(cols.first + j, w, kw, sw, pw), a.include_pad) : 1;
+    A div[MW];
+    int div_row_factor = -1;
+    const T* g_col = g + (n * a.oh * a.ow + cols.first) * channels + c0;
+
+    auto fetch_row = [&](int oh, Group<T> (&gv)[MW]) {
+      if (oh < 0 || oh >= oh_n) return;
+      const T* g_row = g_col + (int64_t)oh * a.ow * channels;
+#pragma unroll
+      for (int j = 0; j < MW; ++j)
+        if (j < nc) gv[j] = *reinterpret_cast<const Group<T>*>(g_row + j * channels);
+    };
+    auto make_terms = [&](int oh, const Group<T> (&gv)[MW], A (&slot)[S][V]) {
+#pragma unroll
+      for (int j = 0; j < S; ++j)
+#pragma unroll
+        for (int c = 0; c < V; ++c) slot[j][c] = A(0);
+      if (oh < 0 || oh >= oh_n) return;
+      const int row_factor = axis_divisor_factor(axis_window_of<int>(oh, h, kh, sh, ph), a.include_pad);
+      if (row_factor != div_row_factor) {
+        div_row_factor = row_factor;
+#pragma unroll
+        for (int j = 0; j < MW; ++j) {
+          const int64_t d = divisor_from_factors(row_factor, col_factor[j], a.divisor_override);
+          div[j] = PYT ? backward_divisor<T, PYT>(d) : A(1) / static_cast<A>(d);
+        }
+      }
+#pragma unroll
+      for (int j = 0; j < MW; ++j) {
+        if (j < nc) {
+#pragma unroll
+          for (int c = 0; c < V; ++c) {
+            if constexpr (PYT) slot[j][c] = backward_term_by<T, true>(gv[j].v[c], div[j]);
+            else slot[0][c] = fma(E::to_acc(gv[j].v[c]), div[j], slot[0][c]);
+          }
+        }
+      }
+    };
+
+    int last = floor_div(y0 + ph, sh), last_r = y0 + ph - last * sh;
+    int first1 = floor_div(y0 + ph - kh, sh), first_r = y0 + ph - kh - first1 * sh;  // first - 1
+    A ring[MH][S][V];
+#pragma unroll
+    for (int r = 0; r < MH; ++r) {
+      Group<T> gv[MW];
+      fetch_row(last - (MH - 1) + r, gv);
+      make_terms(last - (MH - 1) + r, gv, ring[r]);
+    }
+    Group<T> next[MW];
+    fetch_row(last + 1, next);
+    T* out = dst + ((n * a.h + y0) * a.w + x) * channels + c0;
+    const int64_t out_step = a.w * channels;
+    for (int y = y0; y < y1; ++y) {
+      if (y > y0) {
+        if (++first_r == sh) {
+          first_r = 0;
+          ++first1;
+        }
+        if (++last_r == sh) {
+          last_r = 0;
+          ++last;
+#pragma unroll
+          for (int r = 0; r + 1 < MH; ++r)
+#pragma unroll
+            for (int j = 0; j < S; ++j)
+#pragma unroll
+              for (int c = 0; c < V; ++c) ring[r][j][c] = ring[r + 1][j][c];
+          make_terms(last, next, ring[MH - 1]);
+          fetch_row(last + 1, next);
+        }
+      }
+      const int skip = MH - (last - first1);
+      A acc[V];
+#pragma unroll
+      for (int c = 0; c < V; ++c) acc[c] = A(0);
+#pragma unroll
+      for (int r = 0; r < MH; ++r) {
+        if (r < skip) continue;
+#pragma unroll
+        for (int j = 0; j < S; ++j)
+#pragma unroll
+          for (int c = 0; c < V; ++c) acc[c] += ring[r][j][c];
+      }
+      Group<T> o;
+#pragma unroll
+      for (int c = 0; c < V; ++c) o.v[c] = E::from_acc(acc[c]);
+      *reinterpret_cast<Group<T>*>(out) = o;
+      out += out_step;
+    }
+  }
+}
+
 // The instantiations, each covering the smaller ones: (window rows, window
-// columns) = (2, 3), (3, 4), (3, 6), (5, 8).
+// columns) = (2, 3), (3, 4), (3, 6), (5, 8); NHWC (window rows, window
+// columns of one pixel) = (2, 2), (3, 3) (a 5 x 5 ring of four channels
+// spilled 0.6-2.5 KB).
 struct Shape {
   int mh, nw;
 };
@@ -245,13 +376,63 @@ avgpool_status use_shape(KernelConfig<ColumnsArgs>* c, const Problem& q, const D
                                                                       device, why);
 }
 
+// Rows per run: about 800K threads, runs of 4-256 rows (each run loads the
+// MH - 1 window rows above its first row again). Measured (H200,
+// 2026-12-01, f32 NCHW, threads 200K / 400K / 800K / 1.6M / 3.2M, fast
+// numerics, ms): k3 s2 p1 ceil 0.093 / 0.093 / 0.088 / 0.092 / 0.120, k3 s1
+// p1 0.094 / 0.089 / 0.086 / 0.097 / 0.097, k5 s1 p2 1.66 / 1.66 / 1.68 /
+// 1.73 / 1.79, k11 s4 1.33 / 1.33 / 1.33 / 1.31 / 1.30.
+void plan_runs(const Problem& q, int64_t columns, ColumnsArgs* a) {
+  const int64_t min_threads = 800 * 1000;
+  a->runs = std::min<int64_t>(ceil_div(q.h, 4), std::max(ceil_div(q.h, 256), ceil_div(min_threads, columns)));
+  a->run = ceil_div(q.h, a->runs);
+  a->runs = ceil_div(q.h, a->run);
+  a->total = columns * a->runs;
+}
+
+constexpr Shape kChannelShapes[] = {{2, 2}, {3, 3}};
+
+avgpool_status init_nhwc(const Problem& q, const DeviceInfo& device, ConfigPtr* config, Decline* why) {
+  const int64_t mh = (q.kh - 1) / q.sh + 1, mw = (q.kw - 1) / q.sw + 1;
+  int shape = -1;
+  for (int s = 0; s < 2 && shape < 0; ++s)
+    if (kChannelShapes[s].mh >= mh && kChannelShapes[s].nw >= mw) shape = s;
+  if (shape < 0 || q.c % V != 0)
+    return decline(why, AVGPOOL_ERROR_UNSUPPORTED,
+                   "%s takes NHWC with channels in groups of four and at most 3 windows per element along each "
+                   "axis (c %lld, kernel %lldx%lld, stride %lldx%lld)",
+                   kName, (long long)q.c, (long long)q.kh, (long long)q.kw, (long long)q.sh, (long long)q.sw);
+  auto c = new_config<ColumnsArgs>(q, device);
+  ColumnsArgs& a = c->args;
+  a.channels = q.c;
+  a.nt = q.c / V;
+  plan_runs(q, q.n * q.w * a.nt, &a);
+  if (a.total >= (int64_t(1) << 31))
+    return decline(why, AVGPOOL_ERROR_UNSUPPORTED, "%s: %lld threads (2^31 and more)", kName, (long long)a.total);
+  a.by_nt = IntDivider::of((uint32_t)a.nt);
+  a.by_w = IntDivider::of((uint32_t)q.w);
+  a.by_runs = IntDivider::of((uint32_t)a.runs);
+  // Group loads and stores: other pointers run another implementation.
+  c->src_align = c->dst_align = std::min<int64_t>(16, V * q.element_size);
+  const GridShape grid{ceil_div(a.total, kThreads), false};
+  avgpool_status s = for_problem_types(q, [&](auto zero, auto pyt) {
+    using T = decltype(zero);
+    constexpr bool PYT = decltype(pyt)::value;
+    switch (shape) {
+      case 0: return use_kernel<ColumnsArgs, T, channels_kernel<T, 2, 2, PYT>>(c.get(), "channels_kernel", kThreads, 0, grid, device, why);
+      default: return use_kernel<ColumnsArgs, T, channels_kernel<T, 3, 3, PYT>>(c.get(), "channels_kernel", kThreads, 0, grid, device, why);
+    }
+  });
+  return hand_over(s, std::move(c), config);
+}
+
 avgpool_status init(const Problem& q, const DeviceInfo& device, ConfigPtr* config, Decline* why) {
-  if (q.layout != AVGPOOL_LAYOUT_NCHW) return decline(why, AVGPOOL_ERROR_UNSUPPORTED, "%s is NCHW only", kName);
   if (q.sh >= q.kh && q.sw >= q.kw)
     return decline(why, AVGPOOL_ERROR_UNSUPPORTED,
                    "%s takes overlapping windows (stride < kernel on an axis); stride %lldx%lld, kernel %lldx%lld",
                    kName, (long long)q.sh, (long long)q.sw, (long long)q.kh, (long long)q.kw);
   if (!axes_fit_int32(q)) return decline_axes_int32(kName, why);
+  if (q.layout == AVGPOOL_LAYOUT_NHWC) return init_nhwc(q, device, config, why);
   const int64_t mh = (q.kh - 1) / q.sh + 1, nw = (V + q.kw - 2) / q.sw + 1;
   int shape = -1;
   for (int s = 0; s < 4 && shape < 0; ++s)
@@ -267,14 +448,7 @@ avgpool_status init(const Problem& q, const DeviceInfo& device, ConfigPtr* confi
     a.nt = ceil_div(q.w, V);
     a.vec_out = vectors && q.w % V == 0;
     if (a.vec_out) c->vec_align = std::min<int64_t>(16, V * q.element_size);
-    // Rows per run: about 800K threads, runs of 4-256 rows (each run loads
-    // the MH - 1 window rows above its first row again).
-    const int64_t columns = q.planes() * a.nt;
-    const int64_t min_threads = 800 * 1000;
-    a.runs = std::min<int64_t>(ceil_div(q.h, 4), std::max(ceil_div(q.h, 256), ceil_div(min_threads, columns)));
-    a.run = ceil_div(q.h, a.runs);
-    a.runs = ceil_div(q.h, a.run);
-    a.total = columns * a.runs;
+    plan_runs(q, q.planes() * a.nt, &a);
     if (a.total >= (int64_t(1) << 31))
       return decline(why, AVGPOOL_ERROR_UNSUPPORTED, "%s: %lld threads (2^31 and more)", kName, (long long)a.total);
     a.by_nt = IntDivider::of((uint32_t)a.nt);

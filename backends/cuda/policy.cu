@@ -289,7 +289,7 @@ size_t auto_order(const Problem& q, const DeviceInfo& device, Direction directio
     // 1.74 against 2.33 / 2.53 (gather), k3 s1 p1 with count_include_pad =
     // False 0.101 / 0.116 against 0.167 / 0.168 (gather), k5 s1 p2 pytorch
     // numerics 2.97 against 3.28 (cuda:backward_tiles).
-    if (q.layout == AVGPOOL_LAYOUT_NCHW && (q.sh < q.kh || q.sw < q.kw)) add(&kBackwardColumnsImpl);
+    if (q.sh < q.kh || q.sw < q.kw) add(&kBackwardColumnsImpl);
     // Overlapping NCHW windows of 5x5 or more at stride 1: cuda:backward_tiles
     // stages a tile's quotients g / d in shared memory (one division per
     // grad_output element and tile) and sums 8 elements of a column per

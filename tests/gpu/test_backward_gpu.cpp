@@ -24,8 +24,8 @@
 // avgpool_reference_grad_inputs on the whole last plane, the elements around
 // 2^31 and 2^32 and random samples, and one run checked in full; and an
 // overlapping configuration (f16, kernel 3, stride 2, padding 1, ceil mode)
-// with grad_input of 2^32 elements on AUTO's choice (cuda:backward_gather)
-// and, in NCHW, on cuda:backward_tiles forced.
+// with grad_input of 2^32 elements on AUTO's choice (cuda:backward_columns),
+// on cuda:backward_gather forced and, in NCHW, on cuda:backward_tiles forced.
 #if defined(AVGPOOL_WITH_CUDA)  // the whole file: without CUDA main() skips
 
 #include <doctest/doctest.h>
@@ -64,11 +64,15 @@ bool tiles_takes(const avgpool_params& p) {
   return p.layout == AVGPOOL_LAYOUT_NCHW && windows_overlap(p) && stride_h_of(p) <= 16;
 }
 
-// What cuda:backward_columns takes: NCHW, overlapping windows, at most 5
-// window rows per grad_input row and 8 window columns per four columns.
+// What cuda:backward_columns takes: overlapping windows; NCHW with at most
+// 5 window rows per grad_input row and 8 window columns per four columns,
+// NHWC with channels in groups of four and at most 3 windows per element
+// along each axis.
 bool columns_takes(const avgpool_params& p) {
-  return p.layout == AVGPOOL_LAYOUT_NCHW && windows_overlap(p) && (p.kernel_h - 1) / stride_h_of(p) + 1 <= 5 &&
-         (4 + p.kernel_w - 2) / stride_w_of(p) + 1 <= 8;
+  if (!windows_overlap(p)) return false;
+  if (p.layout == AVGPOOL_LAYOUT_NHWC)
+    return p.c % 4 == 0 && (p.kernel_h - 1) / stride_h_of(p) + 1 <= 3 && (p.kernel_w - 1) / stride_w_of(p) + 1 <= 3;
+  return (p.kernel_h - 1) / stride_h_of(p) + 1 <= 5 && (4 + p.kernel_w - 2) / stride_w_of(p) + 1 <= 8;
 }
 
 // What cuda:backward_as_forward takes: fast numerics, stride 1 on both
@@ -340,10 +344,11 @@ TEST_CASE("backward: the CUDA backward implementations are listed; AUTO picks by
       {5, 7, 1, 1, 2, 3, 0, nhwc, "cuda:backward_gather", "cuda:backward_as_forward"},
       {5, 5, 1, 1, 1, 1, 0, nchw, "cuda:backward_columns"},        // padding 3 mirrored: beyond k / 2
       {9, 9, 1, 1, 3, 3, 0, nchw, "cuda:backward_tiles"},          // 12 window columns per four columns
-      {3, 3, 2, 2, 1, 1, 1, nhwc, "cuda:backward_gather"},
+      {3, 3, 2, 2, 1, 1, 1, nhwc, "cuda:backward_columns"},
       {3, 3, 3, 2, 0, 0, 0, nchw, "cuda:backward_columns"},        // overlapping along one axis
       {11, 11, 4, 4, 0, 0, 0, nchw, "cuda:backward_columns"},
-      {11, 11, 4, 4, 0, 0, 0, nhwc, "cuda:backward_gather"},
+      {11, 11, 4, 4, 0, 0, 0, nhwc, "cuda:backward_columns"},
+      {13, 13, 4, 4, 0, 0, 0, nhwc, "cuda:backward_gather"},       // 4 windows per element along an axis
       {20, 3, 17, 1, 0, 0, 0, nchw, "cuda:backward_columns"},      // row stride above 16: the tiles decline
       {13, 13, 2, 2, 6, 6, 0, nchw, "cuda:backward_gather"},       // 7 window rows per row: the columns decline
   };
@@ -933,8 +938,10 @@ TEST_CASE("backward of overlapping windows with grad_input of 2^32 elements (f16
     for (avgpool_numerics num : {AVGPOOL_NUMERICS_FAST, AVGPOOL_NUMERICS_PYTORCH}) {
       p.numerics = num;
       const std::string name = run_and_sample(p, nullptr, g_ptr, gout.p, gin.p);
-      CHECK(name == "cuda:backward_gather");
-      if (layout == AVGPOOL_LAYOUT_NCHW)  // the tiles' 64-bit plane offsets, forced
+      CHECK(name == "cuda:backward_columns");
+      // The other kernels' 64-bit offsets, forced.
+      CHECK(run_and_sample(p, "cuda:backward_gather", g_ptr, gout.p, gin.p) == "cuda:backward_gather");
+      if (layout == AVGPOOL_LAYOUT_NCHW)
         CHECK(run_and_sample(p, "cuda:backward_tiles", g_ptr, gout.p, gin.p) == "cuda:backward_tiles");
     }
   }
