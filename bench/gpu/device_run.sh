@@ -34,7 +34,7 @@ if [[ $what == backward || $what == all ]]; then
   # The backward: AUTO's choice against the read-grad_output + write-grad_input
   # pass and the copy roofline, each implementation forced, and PyTorch.
   timeout 240 $B/bench/gpu/avgpool_gpu_bench --backward --json $OUT/bench-backward.json 2>&1 | tee $OUT/bench-backward.log
-  for impl in cuda:backward_broadcast cuda:backward_tiles cuda:backward_gather; do
+  for impl in cuda:backward_as_forward cuda:backward_broadcast cuda:backward_tiles cuda:backward_columns cuda:backward_gather; do
     timeout 120 $B/bench/gpu/avgpool_gpu_bench --backward --impl $impl --reps 10 2>&1 | grep -vE "^device|^backward mode" | tee -a $OUT/bench-backward-forced.log
   done
   timeout 300 python3 bench/gpu/torch_compare.py $B/libavgpool.so --backward --json $OUT/torch-backward.json 2>&1 | tee $OUT/torch-backward.log
