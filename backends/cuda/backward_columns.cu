@@ -58,6 +58,34 @@ template <typename T> struct alignas(4 * sizeof(T) < 16 ? 4 * sizeof(T) : 16) Gr
 
 __device__ __forceinline__ int floor_div(int a, int b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
 
+// The window rows that hold grad_input row y, first = floor((y + ph - kh) /
+// sh) + 1 .. last = floor((y + ph) / sh), as a walk moves down one row at a
+// time: both ends kept as quotient and remainder (each moves by at most one
+// per row), no division per row.
+struct WindowRows {
+  int last, last_r, first1, first_r, sh;  // first1 = first - 1
+  __device__ __forceinline__ WindowRows(int y0, int kh, int stride, int ph) : sh(stride) {
+    last = floor_div(y0 + ph, sh);
+    last_r = y0 + ph - last * sh;
+    first1 = floor_div(y0 + ph - kh, sh);
+    first_r = y0 + ph - kh - first1 * sh;
+  }
+  // To the next row; true when a window row enters (it is `last`).
+  __device__ __forceinline__ bool next_row() {
+    if (++first_r == sh) {
+      first_r = 0;
+      ++first1;
+    }
+    if (++last_r != sh) return false;
+    last_r = 0;
+    ++last;
+    return true;
+  }
+  // Of a ring of m window rows ending at `last`, those before the first
+  // that holds the row (the same for every thread of the row).
+  __device__ __forceinline__ int skip(int m) const { return m - (last - first1); }
+};
+
 // MH window rows, NW window columns; KW: the column kernel when the column
 // stride is 1 and KW = NW - V + 1 (masks known at compile time), else 0.
 // Blocks per SM the registers are planned for: three (at most 85 registers)
@@ -156,43 +184,29 @@ columns_kernel(const T* __restrict__ g, T* __restrict__ dst, ColumnsArgs a) {
       }
     };
 
-    // Row y lies in window rows first = floor((y + ph - kh) / sh) + 1 ..
-    // last = floor((y + ph) / sh): both kept as quotient and remainder, one
-    // step per row (the ends move by at most one).
-    int last = floor_div(y0 + ph, sh), last_r = y0 + ph - last * sh;
-    int first1 = floor_div(y0 + ph - kh, sh), first_r = y0 + ph - kh - first1 * sh;  // first - 1
-    A ring[MH][S];  // slot MH - 1: window row `last`
+    WindowRows rows(y0, kh, sh, ph);
+    A ring[MH][S];  // slot MH - 1: window row rows.last
 #pragma unroll
     for (int r = 0; r < MH; ++r) {
       T gv[NW];
-      fetch_row(last - (MH - 1) + r, gv);
-      make_terms(last - (MH - 1) + r, gv, ring[r]);
+      fetch_row(rows.last - (MH - 1) + r, gv);
+      make_terms(rows.last - (MH - 1) + r, gv, ring[r]);
     }
     // The next window row's values, fetched one window row ahead so that
     // their latency overlaps the rows summed meanwhile.
     T next[NW];
-    fetch_row(last + 1, next);
+    fetch_row(rows.last + 1, next);
     T* out = dst + (p * a.h + y0) * a.w + x0;
     for (int y = y0; y < y1; ++y) {
-      if (y > y0) {
-        if (++first_r == sh) {
-          first_r = 0;
-          ++first1;
-        }
-        if (++last_r == sh) {  // one new window row
-          last_r = 0;
-          ++last;
+      if (y > y0 && rows.next_row()) {
 #pragma unroll
-          for (int r = 0; r + 1 < MH; ++r)
+        for (int r = 0; r + 1 < MH; ++r)
 #pragma unroll
-            for (int j = 0; j < S; ++j) ring[r][j] = ring[r + 1][j];
-          make_terms(last, next, ring[MH - 1]);
-          fetch_row(last + 1, next);
-        }
+          for (int j = 0; j < S; ++j) ring[r][j] = ring[r + 1][j];
+        make_terms(rows.last, next, ring[MH - 1]);
+        fetch_row(rows.last + 1, next);
       }
-      // Ring rows before the first window row that holds y (the same for
-      // every thread of the row).
-      const int skip = MH - (last - first1);
+      const int skip = rows.skip(MH);
       A acc[V];
 #pragma unroll
       for (int c = 0; c < V; ++c) acc[c] = A(0);
@@ -304,39 +318,30 @@ channels_kernel(const T* __restrict__ g, T* __restrict__ dst, ColumnsArgs a) {
       }
     };
 
-    int last = floor_div(y0 + ph, sh), last_r = y0 + ph - last * sh;
-    int first1 = floor_div(y0 + ph - kh, sh), first_r = y0 + ph - kh - first1 * sh;  // first - 1
-    A ring[MH][S][V];
+    WindowRows rows(y0, kh, sh, ph);
+    A ring[MH][S][V];  // slot MH - 1: window row rows.last
 #pragma unroll
     for (int r = 0; r < MH; ++r) {
       Group<T> gv[MW];
-      fetch_row(last - (MH - 1) + r, gv);
-      make_terms(last - (MH - 1) + r, gv, ring[r]);
+      fetch_row(rows.last - (MH - 1) + r, gv);
+      make_terms(rows.last - (MH - 1) + r, gv, ring[r]);
     }
     Group<T> next[MW];
-    fetch_row(last + 1, next);
+    fetch_row(rows.last + 1, next);
     T* out = dst + ((n * a.h + y0) * a.w + x) * channels + c0;
     const int64_t out_step = a.w * channels;
     for (int y = y0; y < y1; ++y) {
-      if (y > y0) {
-        if (++first_r == sh) {
-          first_r = 0;
-          ++first1;
-        }
-        if (++last_r == sh) {
-          last_r = 0;
-          ++last;
+      if (y > y0 && rows.next_row()) {
 #pragma unroll
-          for (int r = 0; r + 1 < MH; ++r)
+        for (int r = 0; r + 1 < MH; ++r)
 #pragma unroll
-            for (int j = 0; j < S; ++j)
+          for (int j = 0; j < S; ++j)
 #pragma unroll
-              for (int c = 0; c < V; ++c) ring[r][j][c] = ring[r + 1][j][c];
-          make_terms(last, next, ring[MH - 1]);
-          fetch_row(last + 1, next);
-        }
+            for (int c = 0; c < V; ++c) ring[r][j][c] = ring[r + 1][j][c];
+        make_terms(rows.last, next, ring[MH - 1]);
+        fetch_row(rows.last + 1, next);
       }
-      const int skip = MH - (last - first1);
+      const int skip = rows.skip(MH);
       A acc[V];
 #pragma unroll
       for (int c = 0; c < V; ++c) acc[c] = A(0);
