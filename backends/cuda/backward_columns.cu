@@ -1,8 +1,10 @@
-// cuda:backward_columns - the backward of overlapping NCHW windows (stride <
-// kernel on an axis), both numerics, every dtype: four grad_input columns
-// per thread, walked down a run of rows, with no shared memory.
+// cuda:backward_columns - the backward of windows of a few window rows and
+// columns per element (overlapping or not), both numerics, every dtype:
+// four grad_input columns (NCHW) or four channels of one pixel column
+// (NHWC, below) per thread, walked down a run of rows, with no shared
+// memory.
 //
-// A thread owns columns x0..x0 + 3 of one plane. The windows that hold any
+// NCHW: a thread owns columns x0..x0 + 3 of one plane. The windows that hold any
 // of them along the row are NW consecutive window columns starting at owa
 // (NW <= (3 + kw - 1) / sw + 1), and the windows that hold a row y are the
 // at most MH = (kh - 1) / sh + 1 consecutive window rows ending at
@@ -432,10 +434,6 @@ avgpool_status init_nhwc(const Problem& q, const DeviceInfo& device, ConfigPtr* 
 }
 
 avgpool_status init(const Problem& q, const DeviceInfo& device, ConfigPtr* config, Decline* why) {
-  if (q.sh >= q.kh && q.sw >= q.kw)
-    return decline(why, AVGPOOL_ERROR_UNSUPPORTED,
-                   "%s takes overlapping windows (stride < kernel on an axis); stride %lldx%lld, kernel %lldx%lld",
-                   kName, (long long)q.sh, (long long)q.sw, (long long)q.kh, (long long)q.kw);
   if (!axes_fit_int32(q)) return decline_axes_int32(kName, why);
   if (q.layout == AVGPOOL_LAYOUT_NHWC) return init_nhwc(q, device, config, why);
   const int64_t mh = (q.kh - 1) / q.sh + 1, nw = (V + q.kw - 2) / q.sw + 1;

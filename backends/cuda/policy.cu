@@ -279,17 +279,34 @@ size_t auto_order(const Problem& q, const DeviceInfo& device, Direction directio
     // gather of windows, which is all a pass that writes 121 times more than
     // it reads (the seed) can do. It declines axes of 2^28 or more and rows
     // of 2^30 elements, which the gather takes.
-    if (q.sh >= q.kh && q.sw >= q.kw) add(&kBackwardBroadcastImpl);
-    // Overlapping NCHW windows: cuda:backward_columns (four columns per
-    // thread, a register ring of the window rows' terms, no shared memory;
-    // it declines more than 5 window rows per row or 8 window columns per
-    // four columns). Against the kernels below (H200, 2026-12-01, f32 NCHW,
-    // device time, ms, fast / pytorch numerics): k3 s2 p1 ceil 0.096 /
-    // 0.104 against 0.172 / 0.176 (cuda:backward_gather), k11 s4 1.34 /
-    // 1.74 against 2.33 / 2.53 (gather), k3 s1 p1 with count_include_pad =
-    // False 0.101 / 0.116 against 0.167 / 0.168 (gather), k5 s1 p2 pytorch
-    // numerics 2.97 against 3.28 (cuda:backward_tiles).
-    if (q.sh < q.kh || q.sw < q.kw) add(&kBackwardColumnsImpl);
+    // Before it, where grad_input rows are whole groups of four in NCHW,
+    // cuda:backward_columns (below), which writes a thread's four columns
+    // as one vector per row and loads each window column once per thread
+    // (H200, 2026-12-01, device time, ms, fast / pytorch numerics): k2 s2
+    // on 64x128x112x112 0.166 / 0.172 against 0.238 / 0.238; the seed f32
+    // 4.53 / 4.55 against 4.63 / 4.63, f16 fast 2.28 against 2.51. Not f16
+    // or bf16 in pytorch numerics (seed 3.14 against 2.52: a division per
+    // window column and thread), nor rows that are not whole groups (global
+    // 7x7 NCHW 0.252 against 0.034 on the broadcast's planes_kernel), nor
+    // NHWC (k2 s2 0.159 / 0.171 against 0.162 / 0.163; f16 seed 2.41
+    // against 2.27).
+    const bool non_overlapping = q.sh >= q.kh && q.sw >= q.kw;
+    if (non_overlapping && q.layout == AVGPOOL_LAYOUT_NCHW && q.w % 4 == 0 && (fast(q) || !half_type(q)))
+      add(&kBackwardColumnsImpl);
+    if (non_overlapping) add(&kBackwardBroadcastImpl);
+    // Overlapping windows: cuda:backward_columns (NCHW four columns, NHWC
+    // four channels of a pixel column per thread, a register ring of the
+    // window rows' terms, no shared memory; it declines more than 5 window
+    // rows per row or 8 window columns per four columns in NCHW, more than
+    // 3 windows per axis or channels not in groups of four in NHWC).
+    // Against the kernels below (H200, 2026-12-01, f32, device time, ms,
+    // fast / pytorch numerics): NCHW k3 s2 p1 ceil 0.087 / 0.092 against
+    // 0.172 / 0.176 (cuda:backward_gather), k11 s4 1.31 / 1.66 against
+    // 2.33 / 2.53 (gather), k3 s1 p1 with count_include_pad = False 0.086 /
+    // 0.109 against 0.167 / 0.168 (gather), k5 s1 p2 pytorch numerics 2.36
+    // against 3.28 (cuda:backward_tiles); NHWC k3 s2 p1 ceil 0.082 / 0.106
+    // against 0.183 / 0.182, k11 s4 1.23 / 2.08 against 2.57 / 2.98 (gather).
+    else add(&kBackwardColumnsImpl);
     // Overlapping NCHW windows of 5x5 or more at stride 1: cuda:backward_tiles
     // stages a tile's quotients g / d in shared memory (one division per
     // grad_output element and tile) and sums 8 elements of a column per

@@ -19,9 +19,10 @@
 // configurations; AVGPOOL_GPU_TEST_CONFIGS sets how many).
 //
 // gpu_large: the seed shape 16x64x2048x2048 f32 kernel 11 (grad_input of
-// exactly 2^32 elements, 17 GB; PyTorch fails there) on AUTO's choice and on
-// cuda:backward_gather, both layouts and numerics, checked against
-// avgpool_reference_grad_inputs on the whole last plane, the elements around
+// exactly 2^32 elements, 17 GB; PyTorch fails there) on AUTO's choice
+// (NCHW cuda:backward_columns, NHWC cuda:backward_broadcast), on
+// cuda:backward_broadcast forced in NCHW and on cuda:backward_gather, both
+// layouts and numerics, checked against avgpool_reference_grad_inputs on the whole last plane, the elements around
 // 2^31 and 2^32 and random samples, and one run checked in full; and an
 // overlapping configuration (f16, kernel 3, stride 2, padding 1, ceil mode)
 // with grad_input of 2^32 elements on AUTO's choice (cuda:backward_columns),
@@ -64,12 +65,10 @@ bool tiles_takes(const avgpool_params& p) {
   return p.layout == AVGPOOL_LAYOUT_NCHW && windows_overlap(p) && stride_h_of(p) <= 16;
 }
 
-// What cuda:backward_columns takes: overlapping windows; NCHW with at most
-// 5 window rows per grad_input row and 8 window columns per four columns,
-// NHWC with channels in groups of four and at most 3 windows per element
-// along each axis.
+// What cuda:backward_columns takes: NCHW with at most 5 window rows per
+// grad_input row and 8 window columns per four columns, NHWC with channels
+// in groups of four and at most 3 windows per element along each axis.
 bool columns_takes(const avgpool_params& p) {
-  if (!windows_overlap(p)) return false;
   if (p.layout == AVGPOOL_LAYOUT_NHWC)
     return p.c % 4 == 0 && (p.kernel_h - 1) / stride_h_of(p) + 1 <= 3 && (p.kernel_w - 1) / stride_w_of(p) + 1 <= 3;
   return (p.kernel_h - 1) / stride_h_of(p) + 1 <= 5 && (4 + p.kernel_w - 2) / stride_w_of(p) + 1 <= 8;
@@ -333,9 +332,9 @@ TEST_CASE("backward: the CUDA backward implementations are listed; AUTO picks by
   };
   const avgpool_layout nchw = AVGPOOL_LAYOUT_NCHW, nhwc = AVGPOOL_LAYOUT_NHWC;
   const Want wants[] = {
-      {11, 11, 11, 11, 0, 0, 0, nchw, "cuda:backward_broadcast"},  // the seed's windows
+      {11, 11, 11, 11, 0, 0, 0, nchw, "cuda:backward_columns"},    // the seed's windows, rows of groups of four
       {11, 11, 11, 11, 0, 0, 0, nhwc, "cuda:backward_broadcast"},
-      {2, 2, 2, 2, 0, 0, 0, nchw, "cuda:backward_broadcast"},
+      {2, 2, 2, 2, 0, 0, 0, nchw, "cuda:backward_columns"},
       {2, 3, 3, 5, 1, 1, 1, nhwc, "cuda:backward_broadcast"},      // strides beyond the kernel
       // stride 1, one divisor: fast numerics run the forward of grad_output
       // overlapping NCHW windows: the columns walk, where it takes them
@@ -879,9 +878,11 @@ TEST_CASE("backward seed case 16x64x2048x2048 f32 k11: grad_input of exactly 2^3
       avgpool_params_init(&p);
       p.n = N; p.c = C; p.h = H; p.w = W; p.kernel_h = p.kernel_w = K;
       p.layout = layout; p.numerics = num; p.backend = AVGPOOL_BACKEND_CUDA;
-      for (const char* impl : {(const char*)nullptr, "cuda:backward_gather"}) {
+      for (const char* impl : {(const char*)nullptr, "cuda:backward_broadcast", "cuda:backward_gather"}) {
+        if (impl != nullptr && layout == AVGPOOL_LAYOUT_NHWC && std::string(impl) == "cuda:backward_broadcast") continue;
         const std::string name = run_and_sample(p, impl, g_ptr, gout.p, gin.p);
-        if (impl == nullptr) CHECK(name == "cuda:backward_broadcast");
+        if (impl == nullptr)
+          CHECK(name == (layout == AVGPOOL_LAYOUT_NCHW ? "cuda:backward_columns" : "cuda:backward_broadcast"));
         if (layout == AVGPOOL_LAYOUT_NCHW && num == AVGPOOL_NUMERICS_PYTORCH) {
           // Every element, on the host: g / 121 inside the windows (rows and
           // columns 0..2045), +0 in the two rows and columns no window covers.
