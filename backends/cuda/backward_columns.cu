@@ -88,6 +88,39 @@ struct WindowRows {
   __device__ __forceinline__ int skip(int m) const { return m - (last - first1); }
 };
 
+// N values as one assignable unit (a ring slot, a fetched window row).
+template <class E, int N> struct Array {
+  E v[N];
+};
+
+// The walk both layouts make down rows [y0, y1): a ring of MH slots, each
+// one window row's terms (slot MH - 1: window row rows.last), filled first;
+// a window row enters when the row's window range moves, its values
+// fetched one window row ahead so that their latency overlaps the rows
+// summed meanwhile. emit(skip, ring) sums row y from slots skip..MH - 1
+// and stores it.
+template <int MH, class Values, class Slot, class Fetch, class Make, class Emit>
+__device__ __forceinline__ void walk_rows(int y0, int y1, WindowRows& rows, Slot (&ring)[MH], Fetch&& fetch_row,
+                                          Make&& make_terms, Emit&& emit) {
+#pragma unroll
+  for (int r = 0; r < MH; ++r) {
+    Values gv;
+    fetch_row(rows.last - (MH - 1) + r, gv);
+    make_terms(rows.last - (MH - 1) + r, gv, ring[r]);
+  }
+  Values next;
+  fetch_row(rows.last + 1, next);
+  for (int y = y0; y < y1; ++y) {
+    if (y > y0 && rows.next_row()) {
+#pragma unroll
+      for (int r = 0; r + 1 < MH; ++r) ring[r] = ring[r + 1];
+      make_terms(rows.last, next, ring[MH - 1]);
+      fetch_row(rows.last + 1, next);
+    }
+    emit(rows.skip(MH), ring);
+  }
+}
+
 // MH window rows, NW window columns; KW: the column kernel when the column
 // stride is 1 and KW = NW - V + 1 (masks known at compile time), else 0.
 // Blocks per SM the registers are planned for: three (at most 85 registers)
@@ -140,18 +173,20 @@ columns_kernel(const T* __restrict__ g, T* __restrict__ dst, ColumnsArgs a) {
 
     // Window row oh's terms into slot (zeros outside the output).
     // Window row oh's grad_output values (loads issued, not waited for).
-    auto fetch_row = [&](int oh, T (&gv)[NW]) {
+    using Values = Array<T, NW>;
+    using Terms = Array<A, S>;
+    auto fetch_row = [&](int oh, Values& gv) {
       if (oh < 0 || oh >= oh_n) return;
       const T* g_row = g_plane + (int64_t)oh * a.ow;
 #pragma unroll
       for (int j = 0; j < NW; ++j)
-        if (col_in[j]) gv[j] = load1<false>(g_row + j);
+        if (col_in[j]) gv.v[j] = load1<false>(g_row + j);
     };
     // Window row oh's terms from its fetched values into slot (zeros
     // outside the output).
-    auto make_terms = [&](int oh, const T (&gv)[NW], A (&slot)[S]) {
+    auto make_terms = [&](int oh, const Values& gv, Terms& slot) {
 #pragma unroll
-      for (int j = 0; j < S; ++j) slot[j] = A(0);
+      for (int j = 0; j < S; ++j) slot.v[j] = A(0);
       if (oh < 0 || oh >= oh_n) return;
       const int row_factor = axis_divisor_factor(axis_window_of<int>(oh, h, kh, sh, ph), a.include_pad);
       if (row_factor != div_row_factor) {
@@ -165,11 +200,11 @@ columns_kernel(const T* __restrict__ g, T* __restrict__ dst, ColumnsArgs a) {
       if constexpr (PYT) {
 #pragma unroll
         for (int j = 0; j < NW; ++j)
-          if (col_in[j]) slot[j] = backward_term_by<T, true>(gv[j], div[j]);
+          if (col_in[j]) slot.v[j] = backward_term_by<T, true>(gv.v[j], div[j]);
       } else {
         A q[NW];
 #pragma unroll
-        for (int j = 0; j < NW; ++j) q[j] = col_in[j] ? E::to_acc(gv[j]) * div[j] : A(0);
+        for (int j = 0; j < NW; ++j) q[j] = col_in[j] ? E::to_acc(gv.v[j]) * div[j] : A(0);
 #pragma unroll
         for (int c = 0; c < V; ++c) {
           A s = A(0);
@@ -181,34 +216,15 @@ columns_kernel(const T* __restrict__ g, T* __restrict__ dst, ColumnsArgs a) {
               s += (mask[c] >> j) & 1u ? q[j] : A(0);
             }
           }
-          slot[c] = s;
+          slot.v[c] = s;
         }
       }
     };
 
     WindowRows rows(y0, kh, sh, ph);
-    A ring[MH][S];  // slot MH - 1: window row rows.last
-#pragma unroll
-    for (int r = 0; r < MH; ++r) {
-      T gv[NW];
-      fetch_row(rows.last - (MH - 1) + r, gv);
-      make_terms(rows.last - (MH - 1) + r, gv, ring[r]);
-    }
-    // The next window row's values, fetched one window row ahead so that
-    // their latency overlaps the rows summed meanwhile.
-    T next[NW];
-    fetch_row(rows.last + 1, next);
+    Terms ring[MH];
     T* out = dst + (p * a.h + y0) * a.w + x0;
-    for (int y = y0; y < y1; ++y) {
-      if (y > y0 && rows.next_row()) {
-#pragma unroll
-        for (int r = 0; r + 1 < MH; ++r)
-#pragma unroll
-          for (int j = 0; j < S; ++j) ring[r][j] = ring[r + 1][j];
-        make_terms(rows.last, next, ring[MH - 1]);
-        fetch_row(rows.last + 1, next);
-      }
-      const int skip = rows.skip(MH);
+    walk_rows<MH, Values>(y0, y1, rows, ring, fetch_row, make_terms, [&](int skip, const Terms (&slots)[MH]) {
       A acc[V];
 #pragma unroll
       for (int c = 0; c < V; ++c) acc[c] = A(0);
@@ -221,13 +237,13 @@ columns_kernel(const T* __restrict__ g, T* __restrict__ dst, ColumnsArgs a) {
 #pragma unroll
             for (int j = 0; j < NW; ++j) {
               if constexpr (KW > 0) {
-                if (j >= c && j < c + KW) acc[c] += ring[r][j];
+                if (j >= c && j < c + KW) acc[c] += slots[r].v[j];
               } else {
-                acc[c] += (mask[c] >> j) & 1u ? ring[r][j] : A(0);
+                acc[c] += (mask[c] >> j) & 1u ? slots[r].v[j] : A(0);
               }
             }
           } else {
-            acc[c] += ring[r][c];
+            acc[c] += slots[r].v[c];
           }
         }
       }
@@ -242,7 +258,7 @@ columns_kernel(const T* __restrict__ g, T* __restrict__ dst, ColumnsArgs a) {
           if (x0 + c < w) out[c] = E::from_acc(acc[c]);
       }
       out += a.w;
-    }
+    });
   }
 }
 
@@ -286,18 +302,20 @@ channels_kernel(const T* __restrict__ g, T* __restrict__ dst, ColumnsArgs a) {
     int div_row_factor = -1;
     const T* g_col = g + (n * a.oh * a.ow + cols.first) * channels + c0;
 
-    auto fetch_row = [&](int oh, Group<T> (&gv)[MW]) {
+    using Values = Array<Group<T>, MW>;
+    using Terms = Array<Array<A, V>, S>;
+    auto fetch_row = [&](int oh, Values& gv) {
       if (oh < 0 || oh >= oh_n) return;
       const T* g_row = g_col + (int64_t)oh * a.ow * channels;
 #pragma unroll
       for (int j = 0; j < MW; ++j)
-        if (j < nc) gv[j] = *reinterpret_cast<const Group<T>*>(g_row + j * channels);
+        if (j < nc) gv.v[j] = *reinterpret_cast<const Group<T>*>(g_row + j * channels);
     };
-    auto make_terms = [&](int oh, const Group<T> (&gv)[MW], A (&slot)[S][V]) {
+    auto make_terms = [&](int oh, const Values& gv, Terms& slot) {
 #pragma unroll
       for (int j = 0; j < S; ++j)
 #pragma unroll
-        for (int c = 0; c < V; ++c) slot[j][c] = A(0);
+        for (int c = 0; c < V; ++c) slot.v[j].v[c] = A(0);
       if (oh < 0 || oh >= oh_n) return;
       const int row_factor = axis_divisor_factor(axis_window_of<int>(oh, h, kh, sh, ph), a.include_pad);
       if (row_factor != div_row_factor) {
@@ -313,37 +331,18 @@ channels_kernel(const T* __restrict__ g, T* __restrict__ dst, ColumnsArgs a) {
         if (j < nc) {
 #pragma unroll
           for (int c = 0; c < V; ++c) {
-            if constexpr (PYT) slot[j][c] = backward_term_by<T, true>(gv[j].v[c], div[j]);
-            else slot[0][c] = fma(E::to_acc(gv[j].v[c]), div[j], slot[0][c]);
+            if constexpr (PYT) slot.v[j].v[c] = backward_term_by<T, true>(gv.v[j].v[c], div[j]);
+            else slot.v[0].v[c] = fma(E::to_acc(gv.v[j].v[c]), div[j], slot.v[0].v[c]);
           }
         }
       }
     };
 
     WindowRows rows(y0, kh, sh, ph);
-    A ring[MH][S][V];  // slot MH - 1: window row rows.last
-#pragma unroll
-    for (int r = 0; r < MH; ++r) {
-      Group<T> gv[MW];
-      fetch_row(rows.last - (MH - 1) + r, gv);
-      make_terms(rows.last - (MH - 1) + r, gv, ring[r]);
-    }
-    Group<T> next[MW];
-    fetch_row(rows.last + 1, next);
+    Terms ring[MH];
     T* out = dst + ((n * a.h + y0) * a.w + x) * channels + c0;
     const int64_t out_step = a.w * channels;
-    for (int y = y0; y < y1; ++y) {
-      if (y > y0 && rows.next_row()) {
-#pragma unroll
-        for (int r = 0; r + 1 < MH; ++r)
-#pragma unroll
-          for (int j = 0; j < S; ++j)
-#pragma unroll
-            for (int c = 0; c < V; ++c) ring[r][j][c] = ring[r + 1][j][c];
-        make_terms(rows.last, next, ring[MH - 1]);
-        fetch_row(rows.last + 1, next);
-      }
-      const int skip = rows.skip(MH);
+    walk_rows<MH, Values>(y0, y1, rows, ring, fetch_row, make_terms, [&](int skip, const Terms (&slots)[MH]) {
       A acc[V];
 #pragma unroll
       for (int c = 0; c < V; ++c) acc[c] = A(0);
@@ -353,14 +352,14 @@ channels_kernel(const T* __restrict__ g, T* __restrict__ dst, ColumnsArgs a) {
 #pragma unroll
         for (int j = 0; j < S; ++j)
 #pragma unroll
-          for (int c = 0; c < V; ++c) acc[c] += ring[r][j][c];
+          for (int c = 0; c < V; ++c) acc[c] += slots[r].v[j].v[c];
       }
       Group<T> o;
 #pragma unroll
       for (int c = 0; c < V; ++c) o.v[c] = E::from_acc(acc[c]);
       *reinterpret_cast<Group<T>*>(out) = o;
       out += out_step;
-    }
+    });
   }
 }
 
