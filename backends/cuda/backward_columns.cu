@@ -88,6 +88,25 @@ struct WindowRows {
   __device__ __forceinline__ int skip(int m) const { return m - (last - first1); }
 };
 
+// The divisors of window row oh's N window columns (pytorch numerics
+// backward_divisor's, fast their correctly rounded reciprocals), converted
+// again only when the row's divisor factor differs from the last one's
+// (*row_factor_of_div; edge rows, ceil mode).
+template <typename T, bool PYT, int N>
+__device__ __forceinline__ void refresh_divisors(const Geometry& a, int oh, const int (&col_factor)[N],
+                                                 typename Elem<T>::acc_t (&div)[N], int* row_factor_of_div) {
+  using A = typename Elem<T>::acc_t;
+  const int row_factor =
+      axis_divisor_factor(axis_window_of<int>(oh, (int)a.h, (int)a.kh, (int)a.sh, (int)a.ph), a.include_pad);
+  if (row_factor == *row_factor_of_div) return;
+  *row_factor_of_div = row_factor;
+#pragma unroll
+  for (int j = 0; j < N; ++j) {
+    const int64_t d = divisor_from_factors(row_factor, col_factor[j], a.divisor_override);
+    div[j] = PYT ? backward_divisor<T, PYT>(d) : A(1) / static_cast<A>(d);
+  }
+}
+
 // N values as one assignable unit (a ring slot, a fetched window row).
 template <class E, int N> struct Array {
   E v[N];
@@ -188,15 +207,7 @@ columns_kernel(const T* __restrict__ g, T* __restrict__ dst, ColumnsArgs a) {
 #pragma unroll
       for (int j = 0; j < S; ++j) slot.v[j] = A(0);
       if (oh < 0 || oh >= oh_n) return;
-      const int row_factor = axis_divisor_factor(axis_window_of<int>(oh, h, kh, sh, ph), a.include_pad);
-      if (row_factor != div_row_factor) {
-        div_row_factor = row_factor;
-#pragma unroll
-        for (int j = 0; j < NW; ++j) {
-          const int64_t d = divisor_from_factors(row_factor, col_factor[j], a.divisor_override);
-          div[j] = PYT ? backward_divisor<T, PYT>(d) : A(1) / static_cast<A>(d);
-        }
-      }
+      refresh_divisors<T, PYT>(a, oh, col_factor, div, &div_row_factor);
       if constexpr (PYT) {
 #pragma unroll
         for (int j = 0; j < NW; ++j)
@@ -317,15 +328,7 @@ channels_kernel(const T* __restrict__ g, T* __restrict__ dst, ColumnsArgs a) {
 #pragma unroll
         for (int c = 0; c < V; ++c) slot.v[j].v[c] = A(0);
       if (oh < 0 || oh >= oh_n) return;
-      const int row_factor = axis_divisor_factor(axis_window_of<int>(oh, h, kh, sh, ph), a.include_pad);
-      if (row_factor != div_row_factor) {
-        div_row_factor = row_factor;
-#pragma unroll
-        for (int j = 0; j < MW; ++j) {
-          const int64_t d = divisor_from_factors(row_factor, col_factor[j], a.divisor_override);
-          div[j] = PYT ? backward_divisor<T, PYT>(d) : A(1) / static_cast<A>(d);
-        }
-      }
+      refresh_divisors<T, PYT>(a, oh, col_factor, div, &div_row_factor);
 #pragma unroll
       for (int j = 0; j < MW; ++j) {
         if (j < nc) {
