@@ -140,12 +140,12 @@ __device__ __forceinline__ void walk_rows(int y0, int y1, WindowRows& rows, Slot
   }
 }
 
-// MH window rows, NW window columns; KW: the column kernel when the column
-// stride is 1 and KW = NW - V + 1 (masks known at compile time), else 0.
 // Blocks per SM the registers are planned for: three (at most 85 registers)
 // but for f64 and the 5 x 8 ring, two.
 template <typename T, int MH, int NW> constexpr int min_blocks() { return sizeof(T) == 8 || MH * NW >= 40 ? 2 : 3; }
 
+// MH window rows, NW window columns; KW: the column kernel when the column
+// stride is 1 and KW = NW - V + 1 (masks known at compile time), else 0.
 template <typename T, int MH, int NW, int KW, bool PYT>
 __global__ void __launch_bounds__(kThreads, (min_blocks<T, MH, NW>()))
 columns_kernel(const T* __restrict__ g, T* __restrict__ dst, ColumnsArgs a) {
@@ -190,7 +190,13 @@ columns_kernel(const T* __restrict__ g, T* __restrict__ dst, ColumnsArgs a) {
     int div_row_factor = -1;
     const T* g_plane = g + p * a.oh * a.ow + owa;
 
-    // Window row oh's terms into slot (zeros outside the output).
+    // Whether window column owa + j holds column x0 + c. Terms it does not
+    // hold are skipped (adding their +0 would change nothing: the sums
+    // start at +0 and are never -0).
+    auto holds = [&](int c, int j) {
+      if constexpr (KW > 0) return j >= c && j < c + KW;
+      else return ((mask[c] >> j) & 1u) != 0;
+    };
     // Window row oh's grad_output values (loads issued, not waited for).
     using Values = Array<T, NW>;
     using Terms = Array<A, S>;
@@ -220,13 +226,8 @@ columns_kernel(const T* __restrict__ g, T* __restrict__ dst, ColumnsArgs a) {
         for (int c = 0; c < V; ++c) {
           A s = A(0);
 #pragma unroll
-          for (int j = 0; j < NW; ++j) {
-            if constexpr (KW > 0) {
-              if (j >= c && j < c + KW) s += q[j];
-            } else {
-              s += (mask[c] >> j) & 1u ? q[j] : A(0);
-            }
-          }
+          for (int j = 0; j < NW; ++j)
+            if (holds(c, j)) s += q[j];
           slot.v[c] = s;
         }
       }
@@ -246,13 +247,8 @@ columns_kernel(const T* __restrict__ g, T* __restrict__ dst, ColumnsArgs a) {
         for (int c = 0; c < V; ++c) {
           if constexpr (PYT) {
 #pragma unroll
-            for (int j = 0; j < NW; ++j) {
-              if constexpr (KW > 0) {
-                if (j >= c && j < c + KW) acc[c] += slots[r].v[j];
-              } else {
-                acc[c] += (mask[c] >> j) & 1u ? slots[r].v[j] : A(0);
-              }
-            }
+            for (int j = 0; j < NW; ++j)
+              if (holds(c, j)) acc[c] += slots[r].v[j];
           } else {
             acc[c] += slots[r].v[c];
           }

@@ -16,7 +16,8 @@ const Impl* const kImpls[] = {&kNchwRowStreamImpl, &kNchwVecColumnWalkImpl, &kNc
                               &kNhwcTileStreamImpl, &kNhwcColumnWalkImpl,   &kAnyDirectImpl,
                               &kNchwWindowTeamImpl, &kNchwWindowChainImpl,  &kAnyWindowSplitImpl,
                               &kAnyWindowTilesImpl,
-                              &kBackwardAsForwardImpl, &kBackwardBroadcastImpl, &kBackwardTilesImpl, &kBackwardColumnsImpl, &kBackwardGatherImpl};
+                              &kBackwardAsForwardImpl, &kBackwardBroadcastImpl, &kBackwardTilesImpl,
+                              &kBackwardColumnsImpl,   &kBackwardGatherImpl};
 
 // Threads of one cuda:nchw_tiled block: tiles of fewer than two outputs per
 // thread do not pay for themselves.
