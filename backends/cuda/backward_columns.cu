@@ -52,6 +52,7 @@ struct ColumnsArgs : Geometry {
   IntDivider by_nt, by_runs;  // thread index -> (plane, run, group): total < 2^31
   IntDivider by_w;            // NHWC: -> (n, run, x, channel group)
   int64_t channels;           // NHWC: C
+  bool fast_quotients;        // every divisor within quotient_divisor_limit: pytorch terms by reciprocal
 };
 
 template <typename T> struct alignas(4 * sizeof(T) < 16 ? 4 * sizeof(T) : 16) Group {
@@ -89,12 +90,14 @@ struct WindowRows {
 };
 
 // The divisors of window row oh's N window columns (pytorch numerics
-// backward_divisor's, fast their correctly rounded reciprocals), converted
+// backward_divisor's and, for backward_term_fast, their refined reciprocals
+// in rcp; fast numerics their correctly rounded reciprocals), converted
 // again only when the row's divisor factor differs from the last one's
 // (*row_factor_of_div; edge rows, ceil mode).
 template <typename T, bool PYT, int N>
 __device__ __forceinline__ void refresh_divisors(const Geometry& a, int oh, const int (&col_factor)[N],
-                                                 typename Elem<T>::acc_t (&div)[N], int* row_factor_of_div) {
+                                                 typename Elem<T>::acc_t (&div)[N], float (&rcp)[N],
+                                                 int* row_factor_of_div) {
   using A = typename Elem<T>::acc_t;
   const int row_factor =
       axis_divisor_factor(axis_window_of<int>(oh, (int)a.h, (int)a.kh, (int)a.sh, (int)a.ph), a.include_pad);
@@ -104,7 +107,29 @@ __device__ __forceinline__ void refresh_divisors(const Geometry& a, int oh, cons
   for (int j = 0; j < N; ++j) {
     const int64_t d = divisor_from_factors(row_factor, col_factor[j], a.divisor_override);
     div[j] = PYT ? backward_divisor<T, PYT>(d) : A(1) / static_cast<A>(d);
+    if constexpr (PYT && kTermsByReciprocal<T>) rcp[j] = refined_reciprocal(div[j]);
   }
+}
+
+// Pytorch numerics: put(j, k, term) for the term of value(j, k) over
+// div[j], j < N, k < K (backward_term_by's value); for float accumulators
+// by reciprocal, with one range check for the batch and `/` again where it
+// fails.
+template <typename T, int N, int K, class Value, class Put>
+__device__ __forceinline__ void pytorch_terms(const typename Elem<T>::acc_t (&div)[N], const float (&rcp)[N],
+                                              bool fast_quotients, Value&& value, Put&& put) {
+  if constexpr (kTermsByReciprocal<T>) {
+    QuotientRange range;
+#pragma unroll
+    for (int j = 0; j < N; ++j)
+#pragma unroll
+      for (int k = 0; k < K; ++k) put(j, k, backward_term_fast(value(j, k), div[j], rcp[j], range));
+    if (fast_quotients && range.exact()) return;
+  }
+#pragma unroll
+  for (int j = 0; j < N; ++j)
+#pragma unroll
+    for (int k = 0; k < K; ++k) put(j, k, backward_term_by<T, true>(value(j, k), div[j]));
 }
 
 // N values as one assignable unit (a ring slot, a fetched window row).
@@ -187,6 +212,7 @@ columns_kernel(const T* __restrict__ g, T* __restrict__ dst, ColumnsArgs a) {
     }
     // pytorch numerics: the divisors (backward_divisor); fast: RN(1 / d).
     A div[NW];
+    float rcp[NW];
     int div_row_factor = -1;
     const T* g_plane = g + p * a.oh * a.ow + owa;
 
@@ -204,8 +230,7 @@ columns_kernel(const T* __restrict__ g, T* __restrict__ dst, ColumnsArgs a) {
       if (oh < 0 || oh >= oh_n) return;
       const T* g_row = g_plane + (int64_t)oh * a.ow;
 #pragma unroll
-      for (int j = 0; j < NW; ++j)
-        if (col_in[j]) gv.v[j] = load1<false>(g_row + j);
+      for (int j = 0; j < NW; ++j) gv.v[j] = col_in[j] ? load1<false>(g_row + j) : T(0);
     };
     // Window row oh's terms from its fetched values into slot (zeros
     // outside the output).
@@ -213,11 +238,11 @@ columns_kernel(const T* __restrict__ g, T* __restrict__ dst, ColumnsArgs a) {
 #pragma unroll
       for (int j = 0; j < S; ++j) slot.v[j] = A(0);
       if (oh < 0 || oh >= oh_n) return;
-      refresh_divisors<T, PYT>(a, oh, col_factor, div, &div_row_factor);
+      refresh_divisors<T, PYT>(a, oh, col_factor, div, rcp, &div_row_factor);
       if constexpr (PYT) {
-#pragma unroll
-        for (int j = 0; j < NW; ++j)
-          if (col_in[j]) slot.v[j] = backward_term_by<T, true>(gv.v[j], div[j]);
+        // Columns outside the output hold g = 0: a +0 or -0 term.
+        pytorch_terms<T, NW, 1>(div, rcp, a.fast_quotients, [&](int j, int) { return gv.v[j]; },
+                                [&](int j, int, A q) { slot.v[j] = q; });
       } else {
         A q[NW];
 #pragma unroll
@@ -306,6 +331,7 @@ channels_kernel(const T* __restrict__ g, T* __restrict__ dst, ColumnsArgs a) {
     for (int j = 0; j < MW; ++j)
       col_factor[j] = j < nc ? axis_divisor_factor(axis_window_of<int>(cols.first + j, w, kw, sw, pw), a.include_pad) : 1;
     A div[MW];
+    float rcp[MW];
     int div_row_factor = -1;
     const T* g_col = g + (n * a.oh * a.ow + cols.first) * channels + c0;
 
@@ -324,16 +350,18 @@ channels_kernel(const T* __restrict__ g, T* __restrict__ dst, ColumnsArgs a) {
 #pragma unroll
         for (int c = 0; c < V; ++c) slot.v[j].v[c] = A(0);
       if (oh < 0 || oh >= oh_n) return;
-      refresh_divisors<T, PYT>(a, oh, col_factor, div, &div_row_factor);
+      refresh_divisors<T, PYT>(a, oh, col_factor, div, rcp, &div_row_factor);
+      if constexpr (PYT) {
+        // Window columns from nc on hold no window: g = 0, a zero term.
+        pytorch_terms<T, MW, V>(
+            div, rcp, a.fast_quotients, [&](int j, int c) { return j < nc ? gv.v[j].v[c] : T(0); },
+            [&](int j, int c, A q) { slot.v[j].v[c] = q; });
+      } else {
 #pragma unroll
-      for (int j = 0; j < MW; ++j) {
-        if (j < nc) {
+        for (int j = 0; j < MW; ++j)
+          if (j < nc)
 #pragma unroll
-          for (int c = 0; c < V; ++c) {
-            if constexpr (PYT) slot.v[j].v[c] = backward_term_by<T, true>(gv.v[j].v[c], div[j]);
-            else slot.v[0].v[c] = fma(E::to_acc(gv.v[j].v[c]), div[j], slot.v[0].v[c]);
-          }
-        }
+            for (int c = 0; c < V; ++c) slot.v[0].v[c] = fma(E::to_acc(gv.v[j].v[c]), div[j], slot.v[0].v[c]);
       }
     };
 
@@ -411,6 +439,7 @@ avgpool_status init_nhwc(const Problem& q, const DeviceInfo& device, ConfigPtr* 
   ColumnsArgs& a = c->args;
   a.channels = q.c;
   a.nt = q.c / V;
+  a.fast_quotients = q.max_divisor() <= quotient_divisor_limit(q.dtype);
   plan_runs(q, q.n * q.w * a.nt, &a);
   if (a.total >= (int64_t(1) << 31))
     return decline(why, AVGPOOL_ERROR_UNSUPPORTED, "%s: %lld threads (2^31 and more)", kName, (long long)a.total);
@@ -447,6 +476,7 @@ avgpool_status init(const Problem& q, const DeviceInfo& device, ConfigPtr* confi
   return hand_over_vector_and_scalar<ColumnsArgs>(q, device, config, [&](KernelConfig<ColumnsArgs>* c, bool vectors) {
     ColumnsArgs& a = c->args;
     a.nt = ceil_div(q.w, V);
+    a.fast_quotients = q.max_divisor() <= quotient_divisor_limit(q.dtype);
     a.vec_out = vectors && q.w % V == 0;
     if (a.vec_out) c->vec_align = std::min<int64_t>(16, V * q.element_size);
     plan_runs(q, q.planes() * a.nt, &a);

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "common.cuh"
+#include "quotient.cuh"
 
 namespace avgpool::cuda {
 
@@ -49,6 +50,30 @@ __device__ __forceinline__ typename Elem<T>::acc_t backward_term_by(T g, typenam
 template <typename T, bool PYT>
 __device__ __forceinline__ typename Elem<T>::acc_t backward_term(T g, int64_t d) {
   return backward_term_by<T, PYT>(g, backward_divisor<T, PYT>(d));
+}
+
+// Pytorch-numerics terms by a refined reciprocal (quotient.cuh), for the
+// types that divide in float: backward_term_by's value wherever the batch's
+// QuotientRange (every dividend noted) is exact and the divisors are at
+// most quotient_divisor_limit; elsewhere the caller divides the batch again
+// with backward_term_by.
+template <typename T> constexpr bool kTermsByReciprocal = std::is_same_v<typename Elem<T>::acc_t, float>;
+
+template <typename T>
+__device__ __forceinline__ float backward_term_fast(T g, float divisor, float reciprocal, QuotientRange& range) {
+  using E = Elem<T>;
+  const float x = E::to_acc(g);
+  range.note(x);
+  const float q = quotient_by(x, divisor, reciprocal);
+  if constexpr (sizeof(T) == 2) return E::to_acc(E::from_acc(q));
+  else return q;
+}
+
+// The largest divisor backward_term_fast takes for a dtype: quotient.cuh's
+// bound, and for f16 its largest finite value (backward_divisor rounds to
+// the type).
+inline int64_t quotient_divisor_limit(avgpool_dtype dtype) {
+  return dtype == AVGPOOL_DTYPE_F16 ? 65504 : kQuotientMaxDivisor;
 }
 
 // Stages, for each of `planes` planes, the quotients q = g / d (backward_term)

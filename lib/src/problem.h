@@ -38,6 +38,9 @@ struct Problem {
   // Inputs of the largest window as clipped to the input (min(kh, h) x
   // min(kw, w)): the most any output sums.
   int64_t window_inputs() const { return (kh < h ? kh : h) * (kw < w ? kw : w); }
+  // The largest divisor of any window: the override, else at most the
+  // kernel's area (a window clipped to the padded input only shrinks).
+  int64_t max_divisor() const { return divisor_override != 0 ? divisor_override : kh * kw; }
 
   AxisWindow row_window(int64_t oy) const { return axis_window(oy, h, kh, sh, ph); }
   AxisWindow col_window(int64_t ox) const { return axis_window(ox, w, kw, sw, pw); }
