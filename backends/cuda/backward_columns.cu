@@ -194,12 +194,16 @@ __device__ __forceinline__ void pytorch_terms(const typename Elem<T>::acc_t (&di
 // (slot(r): ring row r, oldest first; ring row MH - 1 is window row
 // rows.last) and stores it; skip is std::integral_constant 0 where no ring
 // row is skipped.
-//  - ROT, for row stride 1 with every ring row holding every row (MH = kh):
-//    a window row enters at every row, and the loop is unrolled MH times so
-//    that the ring turns by renaming (the entering row overwrites the
-//    oldest slot) rather than by MH - 1 slot copies per row.
-//  - Otherwise the slots shift down when a window row enters.
-template <int MH, bool ROT, class Values, class Slot, class Fetch, class Make, class Emit>
+// Walks (WALK):
+//  - kWalkTurn, for row stride 1 with every ring row holding every row
+//    (MH = kh): a window row enters at every row, and the loop is unrolled
+//    MH times so that the ring turns by renaming (the entering row
+//    overwrites the oldest slot) rather than by MH - 1 slot copies per row;
+//  - kWalkFull, the same rows with the slots shifted: no skip tests;
+//  - kWalkAny: the slots shift down when a window row enters, and each row
+//    skips the ring rows that do not hold it.
+enum Walk { kWalkAny, kWalkFull, kWalkTurn };
+template <int MH, int WALK, class Values, class Slot, class Fetch, class Make, class Emit>
 __device__ __forceinline__ void walk_rows(int y0, int y1, WindowRows& rows, Slot (&ring)[MH], Fetch&& fetch_row,
                                           Make&& make_terms, Emit&& emit) {
 #pragma unroll
@@ -210,7 +214,7 @@ __device__ __forceinline__ void walk_rows(int y0, int y1, WindowRows& rows, Slot
   }
   Values next;
   fetch_row(rows.last + 1, next);
-  if constexpr (ROT) {
+  if constexpr (WALK == kWalkTurn) {
     // Row y0 + k: ring row r in slot (r + k) % MH.
     for (int y = y0; y < y1; y += MH) {
 #pragma unroll
@@ -232,24 +236,26 @@ __device__ __forceinline__ void walk_rows(int y0, int y1, WindowRows& rows, Slot
         make_terms(rows.last, next, ring[MH - 1]);
         fetch_row(rows.last + 1, next);
       }
-      emit(rows.skip(MH), [&](int r) -> const Slot& { return ring[r]; });
+      auto slot = [&](int r) -> const Slot& { return ring[r]; };
+      if constexpr (WALK == kWalkFull) emit(std::integral_constant<int, 0>(), slot);
+      else emit(rows.skip(MH), slot);
     }
   }
 }
 
 // Blocks per SM the registers are planned for: three (at most 85 registers)
-// but for f64, the 5 x 8 ring and the unrolled (ROT) walks, two.
-template <typename T, int MH, int NW, bool ROT> constexpr int min_blocks() {
-  return sizeof(T) == 8 || MH * NW >= 40 || ROT ? 2 : 3;
+// but for f64, the 5 x 8 ring and the unrolled (kWalkTurn) walks, two.
+template <typename T, int MH, int NW, int WALK> constexpr int min_blocks() {
+  return sizeof(T) == 8 || MH * NW >= 40 || WALK == kWalkTurn ? 2 : 3;
 }
 
 // MH window rows, NW window columns; KW: the column kernel when the column
 // stride is 1 and KW = NW - V + 1 (masks known at compile time), else 0.
 // PIX: NHWC, a thread's four columns are four pixels of one channel (C
 // elements apart), neighbouring threads neighbouring channels; else NCHW.
-// ROT: walk_rows' unrolled walk (row stride 1, kh = MH).
-template <typename T, int MH, int NW, int KW, bool PYT, bool PIX, bool ROT>
-__global__ void __launch_bounds__(kThreads, (min_blocks<T, MH, NW, ROT>()))
+// WALK: walk_rows' walk (Walk).
+template <typename T, int MH, int NW, int KW, bool PYT, bool PIX, int WALK>
+__global__ void __launch_bounds__(kThreads, (min_blocks<T, MH, NW, WALK>()))
 columns_kernel(const T* __restrict__ g, T* __restrict__ dst, ColumnsArgs a) {
   using E = Elem<T>;
   using A = typename E::acc_t;
@@ -350,7 +356,7 @@ columns_kernel(const T* __restrict__ g, T* __restrict__ dst, ColumnsArgs a) {
 
     Terms ring[MH];
     T* out = dst + (p * a.h + y0) * out_row_step + channel + (int64_t)x0 * col_step;
-    walk_rows<MH, ROT, Values>(y0, y1, rows, ring, fetch_row, make_terms, [&](auto skip, auto&& slot) {
+    walk_rows<MH, WALK, Values>(y0, y1, rows, ring, fetch_row, make_terms, [&](auto skip, auto&& slot) {
       A acc[V];
 #pragma unroll
       for (int c = 0; c < V; ++c) acc[c] = A(0);
@@ -462,7 +468,7 @@ channels_kernel(const T* __restrict__ g, T* __restrict__ dst, ColumnsArgs a) {
     Terms ring[MH];
     T* out = dst + ((n * a.h + y0) * a.w + x) * channels + c0;
     const int64_t out_step = a.w * channels;
-    walk_rows<MH, false, Values>(y0, y1, rows, ring, fetch_row, make_terms, [&](auto skip, auto&& slot) {
+    walk_rows<MH, kWalkAny, Values>(y0, y1, rows, ring, fetch_row, make_terms, [&](auto skip, auto&& slot) {
       A acc[V];
 #pragma unroll
       for (int c = 0; c < V; ++c) acc[c] = A(0);
@@ -497,20 +503,22 @@ template <typename T, bool PYT, bool PIX, int MH, int NW>
 avgpool_status use_shape(KernelConfig<ColumnsArgs>* c, const Problem& q, const DeviceInfo& device, Decline* why) {
   const GridShape grid{ceil_div(c->args.total, kThreads), false};
   constexpr int KW = NW - V + 1;
-  // The unrolled walk for pytorch numerics' 5 x 5 windows at unit strides
-  // (not f64: its ring spills). At 3 x 3 it needs more registers than
+  // Pytorch numerics' 3 x 3 and 5 x 5 windows at unit strides (not f64):
+  // the unrolled walk at 5 x 5; at 3 x 3 it needs more registers than
   // three blocks per SM leave, and two blocks were slower (H200,
-  // 2026-12-01, f32 k3 s1 p1 NCHW 0.095 -> 0.108 ms, NHWC 0.103 -> 0.110).
-  if constexpr (PYT && sizeof(T) < 8 && MH == 5 && KW == MH) {
+  // 2026-12-01, f32 k3 s1 p1 NCHW 0.095 -> 0.108 ms, NHWC 0.103 -> 0.110),
+  // so 3 x 3 shifts its slots, without skip tests.
+  if constexpr (PYT && sizeof(T) < 8 && (MH == 3 || MH == 5) && KW == MH) {
+    constexpr int WALK = MH == 5 ? kWalkTurn : kWalkFull;
     if (q.sw == 1 && q.kw == KW && q.sh == 1 && q.kh == MH)
-      return use_kernel<ColumnsArgs, T, columns_kernel<T, MH, NW, KW, PYT, PIX, true>>(c, "columns_kernel", kThreads,
+      return use_kernel<ColumnsArgs, T, columns_kernel<T, MH, NW, KW, PYT, PIX, WALK>>(c, "columns_kernel", kThreads,
                                                                                       0, grid, device, why);
   }
   if (q.sw == 1 && q.kw == KW)
-    return use_kernel<ColumnsArgs, T, columns_kernel<T, MH, NW, KW, PYT, PIX, false>>(c, "columns_kernel", kThreads,
+    return use_kernel<ColumnsArgs, T, columns_kernel<T, MH, NW, KW, PYT, PIX, kWalkAny>>(c, "columns_kernel",
+                                                                                        kThreads, 0, grid, device, why);
+  return use_kernel<ColumnsArgs, T, columns_kernel<T, MH, NW, 0, PYT, PIX, kWalkAny>>(c, "columns_kernel", kThreads,
                                                                                      0, grid, device, why);
-  return use_kernel<ColumnsArgs, T, columns_kernel<T, MH, NW, 0, PYT, PIX, false>>(c, "columns_kernel", kThreads, 0,
-                                                                                  grid, device, why);
 }
 
 // The smallest of kShapes that holds the problem's windows per four
