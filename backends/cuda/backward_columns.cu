@@ -101,15 +101,18 @@ template <class E, int N> struct Array {
 // in rcp; fast numerics their correctly rounded reciprocals), converted
 // again only when the row's divisor factor differs from the last one's
 // (*row_factor_of_div; edge rows, ceil mode).
-// (Out of line: it runs at edge rows only, and walk_rows' unrolled copies
-// would each hold it.)
+// Out of line (OUT) in the unrolled and full-row walks: it runs at edge
+// rows only, and their copies of the row step would each hold it; inline
+// in the others, where the call cost (H200, 2026-12-01, f32 pytorch
+// numerics, both pieces out of line: NCHW k2 s2 0.167 -> 0.179 ms, k3 s2
+// p1 ceil 0.088 -> 0.095).
 template <typename T, bool PYT, int N> struct RowDivisors {
   typename Elem<T>::acc_t div[N];
   float rcp[N];
 };
 template <typename T, bool PYT, int N>
-__device__ __noinline__ RowDivisors<T, PYT, N> row_divisors(int row_factor, Array<int, N> col_factor,
-                                                            int64_t divisor_override) {
+__device__ __forceinline__ RowDivisors<T, PYT, N> row_divisors(int row_factor, Array<int, N> col_factor,
+                                                               int64_t divisor_override) {
   using A = typename Elem<T>::acc_t;
   RowDivisors<T, PYT, N> r;
 #pragma unroll
@@ -120,8 +123,13 @@ __device__ __noinline__ RowDivisors<T, PYT, N> row_divisors(int row_factor, Arra
   }
   return r;
 }
-
 template <typename T, bool PYT, int N>
+__device__ __noinline__ RowDivisors<T, PYT, N> row_divisors_out(int row_factor, Array<int, N> col_factor,
+                                                                int64_t divisor_override) {
+  return row_divisors<T, PYT, N>(row_factor, col_factor, divisor_override);
+}
+
+template <typename T, bool PYT, bool OUT, int N>
 __device__ __forceinline__ void refresh_divisors(const Geometry& a, int oh, const int (&col_factor)[N],
                                                  typename Elem<T>::acc_t (&div)[N], float (&rcp)[N],
                                                  int* row_factor_of_div) {
@@ -132,7 +140,8 @@ __device__ __forceinline__ void refresh_divisors(const Geometry& a, int oh, cons
   Array<int, N> factors;
 #pragma unroll
   for (int j = 0; j < N; ++j) factors.v[j] = col_factor[j];
-  const RowDivisors<T, PYT, N> r = row_divisors<T, PYT, N>(row_factor, factors, a.divisor_override);
+  const RowDivisors<T, PYT, N> r = OUT ? row_divisors_out<T, PYT, N>(row_factor, factors, a.divisor_override)
+                                      : row_divisors<T, PYT, N>(row_factor, factors, a.divisor_override);
 #pragma unroll
   for (int j = 0; j < N; ++j) {
     div[j] = r.div[j];
@@ -143,9 +152,9 @@ __device__ __forceinline__ void refresh_divisors(const Geometry& a, int oh, cons
 // Pytorch numerics: put(j, k, term) for the term of value(j, k) over
 // div[j], j < N, k < K (backward_term_by's value); for float accumulators
 // by reciprocal, with one range check for the batch and `/` again, out of
-// line, where it fails.
+// line (OUT, as row_divisors) or inline, where it fails.
 template <typename T, int N, int K>
-__device__ __noinline__ Array<float, N * K> divide_terms(Array<T, N * K> g, Array<float, N> div) {
+__device__ __forceinline__ Array<float, N * K> divide_terms(Array<T, N * K> g, Array<float, N> div) {
   Array<float, N * K> q;
 #pragma unroll
   for (int j = 0; j < N; ++j)
@@ -153,8 +162,12 @@ __device__ __noinline__ Array<float, N * K> divide_terms(Array<T, N * K> g, Arra
     for (int k = 0; k < K; ++k) q.v[j * K + k] = backward_term_by<T, true>(g.v[j * K + k], div.v[j]);
   return q;
 }
+template <typename T, int N, int K>
+__device__ __noinline__ Array<float, N * K> divide_terms_out(Array<T, N * K> g, Array<float, N> div) {
+  return divide_terms<T, N, K>(g, div);
+}
 
-template <typename T, int N, int K, class Value, class Put>
+template <typename T, bool OUT, int N, int K, class Value, class Put>
 __device__ __forceinline__ void pytorch_terms(const typename Elem<T>::acc_t (&div)[N], const float (&rcp)[N],
                                               bool fast_quotients, Value&& value, Put&& put) {
   if constexpr (kTermsByReciprocal<T>) {
@@ -172,7 +185,7 @@ __device__ __forceinline__ void pytorch_terms(const typename Elem<T>::acc_t (&di
 #pragma unroll
       for (int k = 0; k < K; ++k) g.v[j * K + k] = value(j, k);
     }
-    const Array<float, N * K> q = divide_terms<T, N, K>(g, d);
+    const Array<float, N * K> q = OUT ? divide_terms_out<T, N, K>(g, d) : divide_terms<T, N, K>(g, d);
 #pragma unroll
     for (int j = 0; j < N; ++j)
 #pragma unroll
@@ -260,6 +273,7 @@ columns_kernel(const T* __restrict__ g, T* __restrict__ dst, ColumnsArgs a) {
   using E = Elem<T>;
   using A = typename E::acc_t;
   constexpr int S = PYT ? NW : V;  // values a window row keeps in the ring
+  constexpr bool OUT = WALK != kWalkAny;  // row_divisors, divide_terms out of line
   static_assert(KW == 0 || KW == NW - V + 1, "compile-time masks need NW = V + KW - 1");
   const int h = (int)a.h, w = (int)a.w, oh_n = (int)a.oh, ow_n = (int)a.ow;
   const int kh = (int)a.kh, kw = (int)a.kw, sh = (int)a.sh, sw = (int)a.sw, ph = (int)a.ph, pw = (int)a.pw;
@@ -334,10 +348,10 @@ columns_kernel(const T* __restrict__ g, T* __restrict__ dst, ColumnsArgs a) {
 #pragma unroll
       for (int j = 0; j < S; ++j) slot.v[j] = A(0);
       if (oh < 0 || oh >= oh_n) return;
-      refresh_divisors<T, PYT>(a, oh, col_factor, div, rcp, &div_row_factor);
+      refresh_divisors<T, PYT, OUT>(a, oh, col_factor, div, rcp, &div_row_factor);
       if constexpr (PYT) {
         // Columns outside the output hold g = 0: a +0 or -0 term.
-        pytorch_terms<T, NW, 1>(div, rcp, a.fast_quotients, [&](int j, int) { return gv.v[j]; },
+        pytorch_terms<T, OUT, NW, 1>(div, rcp, a.fast_quotients, [&](int j, int) { return gv.v[j]; },
                                 [&](int j, int, A q) { slot.v[j] = q; });
       } else {
         A q[NW];
@@ -450,10 +464,10 @@ channels_kernel(const T* __restrict__ g, T* __restrict__ dst, ColumnsArgs a) {
 #pragma unroll
         for (int c = 0; c < V; ++c) slot.v[j].v[c] = A(0);
       if (oh < 0 || oh >= oh_n) return;
-      refresh_divisors<T, PYT>(a, oh, col_factor, div, rcp, &div_row_factor);
+      refresh_divisors<T, PYT, false>(a, oh, col_factor, div, rcp, &div_row_factor);
       if constexpr (PYT) {
         // Window columns from nc on hold no window: g = 0, a zero term.
-        pytorch_terms<T, MW, V>(
+        pytorch_terms<T, false, MW, V>(
             div, rcp, a.fast_quotients, [&](int j, int c) { return j < nc ? gv.v[j].v[c] : T(0); },
             [&](int j, int c, A q) { slot.v[j].v[c] = q; });
       } else {
