@@ -96,6 +96,36 @@ template <class E, int N> struct Array {
   E v[N];
 };
 
+// The divisor factors of a thread's window columns: consecutive ones from
+// `first` (unclipped; those outside [0, end) get the factor 1 and hold
+// only zero terms). WindowColumns recomputes them where the divisors change
+// (the full-row and unrolled walks, whose registers are tightest: the
+// pytorch 3 x 6 rings' spills went from 16-64 to 8-24 bytes);
+// KeptFactors keeps them in registers (the other walks, which spilled
+// more when recomputing).
+struct WindowColumns {
+  int first, end, w, kw, sw, pw;
+  bool include_pad;
+  __device__ __forceinline__ int factor(int j) const {
+    const int o = first + j;
+    return o >= 0 && o < end ? axis_divisor_factor(axis_window_of<int>(o, w, kw, sw, pw), include_pad) : 1;
+  }
+};
+template <int N> struct KeptFactors {
+  int f[N];
+  __device__ __forceinline__ int factor(int j) const { return f[j]; }
+};
+template <bool KEEP, int N> __device__ __forceinline__ auto column_factors(const WindowColumns& c) {
+  if constexpr (KEEP) {
+    KeptFactors<N> k;
+#pragma unroll
+    for (int j = 0; j < N; ++j) k.f[j] = c.factor(j);
+    return k;
+  } else {
+    return c;
+  }
+}
+
 // The divisors of window row oh's N window columns (pytorch numerics
 // backward_divisor's and, for backward_term_fast, their refined reciprocals
 // in rcp; fast numerics their correctly rounded reciprocals), converted
@@ -103,45 +133,41 @@ template <class E, int N> struct Array {
 // (*row_factor_of_div; edge rows, ceil mode).
 // Out of line (OUT) in the unrolled and full-row walks: it runs at edge
 // rows only, and their copies of the row step would each hold it; inline
-// in the others, where the call cost (H200, 2026-12-01, f32 pytorch
-// numerics, both pieces out of line: NCHW k2 s2 0.167 -> 0.179 ms, k3 s2
-// p1 ceil 0.088 -> 0.095).
+// in the others, where the calls cost more than they save (H200,
+// 2026-12-01, f32 pytorch numerics, this and divide_terms out of line
+// everywhere: NCHW k2 s2 0.165 -> 0.179 ms, k3 s2 p1 ceil 0.087 -> 0.095).
 template <typename T, bool PYT, int N> struct RowDivisors {
   typename Elem<T>::acc_t div[N];
   float rcp[N];
 };
-template <typename T, bool PYT, int N>
-__device__ __forceinline__ RowDivisors<T, PYT, N> row_divisors(int row_factor, Array<int, N> col_factor,
-                                                               int64_t divisor_override) {
+template <typename T, bool PYT, int N, class Factors>
+__device__ __forceinline__ RowDivisors<T, PYT, N> row_divisors(int row_factor, Factors cols, int64_t divisor_override) {
   using A = typename Elem<T>::acc_t;
   RowDivisors<T, PYT, N> r;
 #pragma unroll
   for (int j = 0; j < N; ++j) {
-    const int64_t d = divisor_from_factors(row_factor, col_factor.v[j], divisor_override);
+    const int64_t d = divisor_from_factors(row_factor, cols.factor(j), divisor_override);
     r.div[j] = PYT ? backward_divisor<T, PYT>(d) : A(1) / static_cast<A>(d);
     r.rcp[j] = PYT && kTermsByReciprocal<T> ? refined_reciprocal(r.div[j]) : 0.0f;
   }
   return r;
 }
-template <typename T, bool PYT, int N>
-__device__ __noinline__ RowDivisors<T, PYT, N> row_divisors_out(int row_factor, Array<int, N> col_factor,
+template <typename T, bool PYT, int N, class Factors>
+__device__ __noinline__ RowDivisors<T, PYT, N> row_divisors_out(int row_factor, Factors cols,
                                                                 int64_t divisor_override) {
-  return row_divisors<T, PYT, N>(row_factor, col_factor, divisor_override);
+  return row_divisors<T, PYT, N>(row_factor, cols, divisor_override);
 }
 
-template <typename T, bool PYT, bool OUT, int N>
-__device__ __forceinline__ void refresh_divisors(const Geometry& a, int oh, const int (&col_factor)[N],
+template <typename T, bool PYT, bool OUT, int N, class Factors>
+__device__ __forceinline__ void refresh_divisors(const Geometry& a, int oh, const Factors& cols,
                                                  typename Elem<T>::acc_t (&div)[N], float (&rcp)[N],
                                                  int* row_factor_of_div) {
   const int row_factor =
       axis_divisor_factor(axis_window_of<int>(oh, (int)a.h, (int)a.kh, (int)a.sh, (int)a.ph), a.include_pad);
   if (row_factor == *row_factor_of_div) return;
   *row_factor_of_div = row_factor;
-  Array<int, N> factors;
-#pragma unroll
-  for (int j = 0; j < N; ++j) factors.v[j] = col_factor[j];
-  const RowDivisors<T, PYT, N> r = OUT ? row_divisors_out<T, PYT, N>(row_factor, factors, a.divisor_override)
-                                      : row_divisors<T, PYT, N>(row_factor, factors, a.divisor_override);
+  const RowDivisors<T, PYT, N> r = OUT ? row_divisors_out<T, PYT, N>(row_factor, cols, a.divisor_override)
+                                      : row_divisors<T, PYT, N>(row_factor, cols, a.divisor_override);
 #pragma unroll
   for (int j = 0; j < N; ++j) {
     div[j] = r.div[j];
@@ -258,6 +284,9 @@ __device__ __forceinline__ void walk_rows(int y0, int y1, WindowRows& rows, Slot
 
 // Blocks per SM the registers are planned for: three (at most 85 registers)
 // but for f64, the 5 x 8 ring and the unrolled (kWalkTurn) walks, two.
+// (Five for the fast 2 x 3 kernel, 48 registers with 52 bytes spilled
+// against 60 at four blocks: NCHW k3 s2 p1 ceil 0.086 -> 0.089 ms, H200,
+// 2026-12-01.)
 template <typename T, int MH, int NW, int WALK> constexpr int min_blocks() {
   return sizeof(T) == 8 || MH * NW >= 40 || WALK == kWalkTurn ? 2 : 3;
 }
@@ -307,14 +336,10 @@ columns_kernel(const T* __restrict__ g, T* __restrict__ dst, ColumnsArgs a) {
       const int hi = hi_q - owa + (hi_r + c >= sw) + (hi_r + c >= 2 * sw) + (hi_r + c >= 3 * sw);
       mask[c] = x0 + c < w && hi >= lo ? (((2u << hi) - 1u) & ~((1u << lo) - 1u)) : 0u;
     }
-    int col_factor[NW];
     bool col_in[NW];
 #pragma unroll
-    for (int j = 0; j < NW; ++j) {
-      const int ow = owa + j;
-      col_in[j] = ow >= 0 && ow < ow_n;
-      col_factor[j] = col_in[j] ? axis_divisor_factor(axis_window_of<int>(ow, w, kw, sw, pw), a.include_pad) : 1;
-    }
+    for (int j = 0; j < NW; ++j) col_in[j] = owa + j >= 0 && owa + j < ow_n;
+    const auto col_factors = column_factors<!OUT, NW>(WindowColumns{owa, ow_n, w, kw, sw, pw, a.include_pad});
     // pytorch numerics: the divisors (backward_divisor); fast: RN(1 / d).
     A div[NW];
     float rcp[NW];
@@ -348,7 +373,7 @@ columns_kernel(const T* __restrict__ g, T* __restrict__ dst, ColumnsArgs a) {
 #pragma unroll
       for (int j = 0; j < S; ++j) slot.v[j] = A(0);
       if (oh < 0 || oh >= oh_n) return;
-      refresh_divisors<T, PYT, OUT>(a, oh, col_factor, div, rcp, &div_row_factor);
+      refresh_divisors<T, PYT, OUT>(a, oh, col_factors, div, rcp, &div_row_factor);
       if constexpr (PYT) {
         // Columns outside the output hold g = 0: a +0 or -0 term.
         pytorch_terms<T, OUT, NW, 1>(div, rcp, a.fast_quotients, [&](int j, int) { return gv.v[j]; },
@@ -436,10 +461,9 @@ channels_kernel(const T* __restrict__ g, T* __restrict__ dst, ColumnsArgs a) {
     const int c0 = cg * V;
     const AxisOutputsOf<int> cols = axis_outputs_of<int>(x, w, ow_n, kw, sw, pw);
     const int nc = cols.last - cols.first + 1;  // <= 0: no window holds the column
-    int col_factor[MW];
-#pragma unroll
-    for (int j = 0; j < MW; ++j)
-      col_factor[j] = j < nc ? axis_divisor_factor(axis_window_of<int>(cols.first + j, w, kw, sw, pw), a.include_pad) : 1;
+    // (Window columns from nc on hold no window of the column: factor 1.)
+    const auto col_factors =
+        column_factors<true, MW>(WindowColumns{cols.first, cols.first + nc, w, kw, sw, pw, a.include_pad});
     A div[MW];
     float rcp[MW];
     int div_row_factor = -1;
@@ -464,7 +488,7 @@ channels_kernel(const T* __restrict__ g, T* __restrict__ dst, ColumnsArgs a) {
 #pragma unroll
         for (int c = 0; c < V; ++c) slot.v[j].v[c] = A(0);
       if (oh < 0 || oh >= oh_n) return;
-      refresh_divisors<T, PYT, false>(a, oh, col_factor, div, rcp, &div_row_factor);
+      refresh_divisors<T, PYT, false>(a, oh, col_factors, div, rcp, &div_row_factor);
       if constexpr (PYT) {
         // Window columns from nc on hold no window: g = 0, a zero term.
         pytorch_terms<T, false, MW, V>(
@@ -568,7 +592,10 @@ avgpool_status use_columns_shape(KernelConfig<ColumnsArgs>* c, int shape, const 
 // 2026-12-01, f32 NCHW, threads 200K / 400K / 800K / 1.6M / 3.2M, fast
 // numerics, ms): k3 s2 p1 ceil 0.093 / 0.093 / 0.088 / 0.092 / 0.120, k3 s1
 // p1 0.094 / 0.089 / 0.086 / 0.097 / 0.097, k5 s1 p2 1.66 / 1.66 / 1.68 /
-// 1.73 / 1.79, k11 s4 1.33 / 1.33 / 1.33 / 1.31 / 1.30.
+// 1.73 / 1.79, k11 s4 1.33 / 1.33 / 1.33 / 1.31 / 1.30. Around 800K the
+// waves of resident blocks decide (the same, 23:09 UTC, k3 s2 p1 ceil, 600K
+// / 800K / 1M / 1.2M threads: 0.104 / 0.087 / 0.098 / 0.099 ms; at four
+// blocks per SM 800K threads are 5.94 waves, 600K 4.4, 1M 7.4).
 void plan_runs(const Problem& q, int64_t columns, ColumnsArgs* a) {
   const int64_t min_threads = 800 * 1000;
   a->runs = std::min<int64_t>(ceil_div(q.h, 4), std::max(ceil_div(q.h, 256), ceil_div(min_threads, columns)));
