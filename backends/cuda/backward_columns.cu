@@ -242,17 +242,28 @@ __device__ __forceinline__ void pytorch_terms(const typename Elem<T>::acc_t (&di
 //  - kWalkAny: the slots shift down when a window row enters, and each row
 //    skips the ring rows that do not hold it.
 enum Walk { kWalkAny, kWalkFull, kWalkTurn };
-template <int MH, int WALK, class Values, class Slot, class Fetch, class Make, class Emit>
+template <int MH, int WALK, bool AHEAD, class Values, class Slot, class Fetch, class Make, class Emit>
 __device__ __forceinline__ void walk_rows(int y0, int y1, WindowRows& rows, Slot (&ring)[MH], Fetch&& fetch_row,
                                           Make&& make_terms, Emit&& emit) {
-#pragma unroll
-  for (int r = 0; r < MH; ++r) {
-    Values gv;
-    fetch_row(rows.last - (MH - 1) + r, gv);
-    make_terms(rows.last - (MH - 1) + r, gv, ring[r]);
-  }
   Values next;
-  fetch_row(rows.last + 1, next);
+  if constexpr (AHEAD) {
+    // Every load of the first MH + 1 window rows issued before the first
+    // terms wait on them: one memory latency at the start of a run, not MH.
+    Values first[MH];
+#pragma unroll
+    for (int r = 0; r < MH; ++r) fetch_row(rows.last - (MH - 1) + r, first[r]);
+    fetch_row(rows.last + 1, next);
+#pragma unroll
+    for (int r = 0; r < MH; ++r) make_terms(rows.last - (MH - 1) + r, first[r], ring[r]);
+  } else {
+#pragma unroll
+    for (int r = 0; r < MH; ++r) {
+      Values gv;
+      fetch_row(rows.last - (MH - 1) + r, gv);
+      make_terms(rows.last - (MH - 1) + r, gv, ring[r]);
+    }
+    fetch_row(rows.last + 1, next);
+  }
   if constexpr (WALK == kWalkTurn) {
     // Row y0 + k: ring row r in slot (r + k) % MH.
     for (int y = y0; y < y1; y += MH) {
@@ -395,7 +406,10 @@ columns_kernel(const T* __restrict__ g, T* __restrict__ dst, ColumnsArgs a) {
 
     Terms ring[MH];
     T* out = dst + (p * a.h + y0) * out_row_step + channel + (int64_t)x0 * col_step;
-    walk_rows<MH, WALK, Values>(y0, y1, rows, ring, fetch_row, make_terms, [&](auto skip, auto&& slot) {
+    // (The first window rows' loads all ahead only for the fast 2 x 3 ring:
+    // the larger rings spill with them in flight, and the pytorch 2 x 3
+    // ring drops to three blocks per SM.)
+    walk_rows<MH, WALK, !PYT && MH * NW <= 6, Values>(y0, y1, rows, ring, fetch_row, make_terms, [&](auto skip, auto&& slot) {
       A acc[V];
 #pragma unroll
       for (int c = 0; c < V; ++c) acc[c] = A(0);
@@ -506,7 +520,7 @@ channels_kernel(const T* __restrict__ g, T* __restrict__ dst, ColumnsArgs a) {
     Terms ring[MH];
     T* out = dst + ((n * a.h + y0) * a.w + x) * channels + c0;
     const int64_t out_step = a.w * channels;
-    walk_rows<MH, kWalkAny, Values>(y0, y1, rows, ring, fetch_row, make_terms, [&](auto skip, auto&& slot) {
+    walk_rows<MH, kWalkAny, false, Values>(y0, y1, rows, ring, fetch_row, make_terms, [&](auto skip, auto&& slot) {
       A acc[V];
 #pragma unroll
       for (int c = 0; c < V; ++c) acc[c] = A(0);
