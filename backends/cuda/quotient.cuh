@@ -15,8 +15,9 @@
 //
 // Exact domain: divisors 1 <= d <= 2^24 and g zero or 2^-100 <= |g| < 2^99
 // (quotients stay normal, intermediates finite). Checked bit for bit
-// against `/` on every float g in the domain and divisors 1..1100, 2^k and
-// 2^24 - 1 (tests/gpu/test_quotient_gpu.cpp). A zero g may give a zero of
+// against `/` on every float g in the domain and divisors 1..2048, 2^k,
+// 2^24 - 1 and random integers up to 2^24, every divisor exponent
+// (tests/gpu/test_quotient_gpu.cpp). A zero g may give a zero of
 // the other sign; the callers add quotients to sums that start at +0,
 // where the sign of a zero term never shows.
 #pragma once

@@ -29,8 +29,8 @@ __global__ void compare_kernel(const float* divisors, int count, uint32_t step, 
       const bool same = __float_as_uint(fast) == __float_as_uint(ieee) || (fast == 0.0f && ieee == 0.0f);
       if (!same) {
         ++mismatches;
-        atomicCAS(&out->first_bad_bits, 0xffffffffu, bits);
-        atomicCAS(&out->first_bad_divisor, 0u, (unsigned)d);
+        // One word, so that the divisor and g reported belong together.
+        atomicCAS(&out->first_bad, ~0ull, (unsigned long long)(unsigned)d << 32 | bits);
       }
     }
   }
@@ -45,7 +45,7 @@ const char* run_quotient_check(const float* divisors, int count, uint32_t step, 
   float* d_div = nullptr;
   QuotientCheck* d_out = nullptr;
   QuotientCheck init{};
-  init.first_bad_bits = 0xffffffffu;
+  init.first_bad = ~0ull;
   cudaError_t e = cudaMalloc(&d_div, sizeof(float) * count);
   if (e == cudaSuccess) e = cudaMalloc(&d_out, sizeof(QuotientCheck));
   if (e == cudaSuccess) e = cudaMemcpy(d_div, divisors, sizeof(float) * count, cudaMemcpyHostToDevice);

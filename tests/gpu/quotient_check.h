@@ -5,7 +5,7 @@
 
 struct QuotientCheck {
   unsigned long long in_domain, mismatches, misclassified;
-  unsigned first_bad_bits, first_bad_divisor;
+  unsigned long long first_bad;  // the first mismatch seen: divisor << 32 | g's bits
 };
 
 // Divides every float g (bit patterns in steps of `step`) by each divisor

@@ -69,9 +69,13 @@ bool tiles_takes(const avgpool_params& p) {
 // grad_input row and 8 window columns per four columns, NHWC with channels
 // in groups of four and at most 3 windows per element along each axis.
 bool columns_takes(const avgpool_params& p) {
+  const int64_t mh = (p.kernel_h - 1) / stride_h_of(p) + 1;
+  // Four columns (NCHW) or four pixels of a channel (NHWC, pytorch numerics).
+  const bool four_columns = mh <= 5 && (4 + p.kernel_w - 2) / stride_w_of(p) + 1 <= 8;
   if (p.layout == AVGPOOL_LAYOUT_NHWC)
-    return p.c % 4 == 0 && (p.kernel_h - 1) / stride_h_of(p) + 1 <= 3 && (p.kernel_w - 1) / stride_w_of(p) + 1 <= 3;
-  return (p.kernel_h - 1) / stride_h_of(p) + 1 <= 5 && (4 + p.kernel_w - 2) / stride_w_of(p) + 1 <= 8;
+    return (p.c % 4 == 0 && mh <= 3 && (p.kernel_w - 1) / stride_w_of(p) + 1 <= 3) ||
+           (p.numerics == AVGPOOL_NUMERICS_PYTORCH && four_columns);
+  return four_columns;
 }
 
 // What cuda:backward_as_forward takes: fast numerics, stride 1 on both
@@ -347,7 +351,10 @@ TEST_CASE("backward: the CUDA backward implementations are listed; AUTO picks by
       {3, 3, 3, 2, 0, 0, 0, nchw, "cuda:backward_columns"},        // overlapping along one axis
       {11, 11, 4, 4, 0, 0, 0, nchw, "cuda:backward_columns"},
       {11, 11, 4, 4, 0, 0, 0, nhwc, "cuda:backward_columns"},
-      {13, 13, 4, 4, 0, 0, 0, nhwc, "cuda:backward_gather"},       // 4 windows per element along an axis
+      // 4 windows per element along an axis: the channels walk declines,
+      // pytorch numerics walk four pixels per thread
+      {13, 13, 4, 4, 0, 0, 0, nhwc, "cuda:backward_columns", "cuda:backward_gather"},
+      {5, 5, 1, 1, 2, 2, 0, nhwc, "cuda:backward_columns", "cuda:backward_as_forward"},
       {20, 3, 17, 1, 0, 0, 0, nchw, "cuda:backward_columns"},      // row stride above 16: the tiles decline
       {13, 13, 2, 2, 6, 6, 0, nchw, "cuda:backward_gather"},       // 7 window rows per row: the columns decline
   };

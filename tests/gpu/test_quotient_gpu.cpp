@@ -3,6 +3,7 @@
 // float of its domain, and QuotientRange classifies every float as the
 // domain says.
 #include <ios>
+#include <random>
 #include <vector>
 
 #include "doctest/doctest.h"
@@ -17,11 +18,18 @@ TEST_CASE("quotient_by equals IEEE division on its whole domain") {
     divisors = {1, 3, 9, 25, 49, 121, 289, 16777215};
     step = 4099;  // a prime: every exponent and many mantissas
   } else {
-    // Every product of two window factors up to 33 x 33, powers of two,
-    // and large divisors up to the domain's 2^24.
-    for (int d = 1; d <= 1100; ++d) divisors.push_back((float)d);
-    for (int k = 11; k <= 24; ++k) divisors.push_back((float)(1 << k));
+    // Every integer up to 2048 (every product of two window factors up to
+    // 45 x 45, and every f16 divisor below 2048), powers of two, large
+    // primes, 2^24 - 1, and 256 random integers of every size up to the
+    // domain's 2^24: every divisor exponent, many mantissas.
+    for (int d = 1; d <= 2048; ++d) divisors.push_back((float)d);
+    for (int k = 12; k <= 24; ++k) divisors.push_back((float)(1 << k));
     for (float d : {65521.0f, 1048573.0f, 16777213.0f, 16777215.0f}) divisors.push_back(d);
+    std::mt19937 rng(2026);
+    for (int i = 0; i < 256; ++i) {
+      const int bits = 12 + i % 13;  // 2^11 .. 2^24
+      divisors.push_back((float)(int64_t)((rng() & ((1u << bits) - 1)) | (1u << (bits - 1))));
+    }
   }
   QuotientCheck r{};
   const char* error = run_quotient_check(divisors.data(), (int)divisors.size(), step, &r);
@@ -30,7 +38,7 @@ TEST_CASE("quotient_by equals IEEE division on its whole domain") {
   const unsigned long long per_divisor = (2ull + 2ull * 199 * (1ull << 23)) / step;
   CHECK(r.in_domain >= per_divisor * divisors.size());
   CHECK(r.misclassified == 0);
-  CHECK_MESSAGE(r.mismatches == 0, "first mismatch: g bits 0x" << std::hex << r.first_bad_bits << std::dec
-                                                              << ", divisor " << r.first_bad_divisor);
+  CHECK_MESSAGE(r.mismatches == 0, "first mismatch: g bits 0x" << std::hex << (unsigned)r.first_bad << std::dec
+                                                              << ", divisor " << (r.first_bad >> 32));
 }
 }
