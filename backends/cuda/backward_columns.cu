@@ -618,6 +618,21 @@ void plan_runs(const Problem& q, int64_t columns, ColumnsArgs* a) {
   a->total = columns * a->runs;
 }
 
+// A walk's threads: nt across a row (IntDivider by_nt), `columns` thread
+// columns in all, runs by plan_runs; and whether every divisor takes the
+// pytorch terms by reciprocal. Declines 2^31 threads or more (the thread
+// index is decoded in 32 bits).
+avgpool_status plan_walk(const Problem& q, int64_t nt, int64_t columns, ColumnsArgs* a, Decline* why) {
+  a->nt = nt;
+  a->fast_quotients = q.max_divisor() <= quotient_divisor_limit(q.dtype);
+  plan_runs(q, columns, a);
+  if (a->total >= (int64_t(1) << 31))
+    return decline(why, AVGPOOL_ERROR_UNSUPPORTED, "%s: %lld threads (2^31 and more)", kName, (long long)a->total);
+  a->by_nt = IntDivider::of((uint32_t)a->nt);
+  a->by_runs = IntDivider::of((uint32_t)a->runs);
+  return AVGPOOL_SUCCESS;
+}
+
 constexpr Shape kChannelShapes[] = {{2, 2}, {3, 3}};
 
 // NHWC in pytorch numerics, four pixels of one channel per thread (PIX):
@@ -628,14 +643,9 @@ avgpool_status init_nhwc_pixels(const Problem& q, int shape, const DeviceInfo& d
   auto c = new_config<ColumnsArgs>(q, device);
   ColumnsArgs& a = c->args;
   a.channels = q.c;
-  a.nt = ceil_div(q.w, V);
-  a.fast_quotients = q.max_divisor() <= quotient_divisor_limit(q.dtype);
-  plan_runs(q, q.n * a.nt * q.c, &a);
-  if (a.total >= (int64_t(1) << 31))
-    return decline(why, AVGPOOL_ERROR_UNSUPPORTED, "%s: %lld threads (2^31 and more)", kName, (long long)a.total);
+  const int64_t nt = ceil_div(q.w, V);
+  if (avgpool_status s = plan_walk(q, nt, q.n * nt * q.c, &a, why); s != AVGPOOL_SUCCESS) return s;
   a.by_c = IntDivider::of((uint32_t)q.c);
-  a.by_nt = IntDivider::of((uint32_t)a.nt);
-  a.by_runs = IntDivider::of((uint32_t)a.runs);
   avgpool_status s = for_problem_types(q, [&](auto zero, auto pyt) {
     if constexpr (decltype(pyt)::value) return use_columns_shape<decltype(zero), true, true>(c.get(), shape, q, device, why);
     else return decline(why, AVGPOOL_ERROR_UNSUPPORTED, "%s: NHWC by pixels is for pytorch numerics", kName);
@@ -664,14 +674,8 @@ avgpool_status init_nhwc(const Problem& q, const DeviceInfo& device, ConfigPtr* 
   auto c = new_config<ColumnsArgs>(q, device);
   ColumnsArgs& a = c->args;
   a.channels = q.c;
-  a.nt = q.c / V;
-  a.fast_quotients = q.max_divisor() <= quotient_divisor_limit(q.dtype);
-  plan_runs(q, q.n * q.w * a.nt, &a);
-  if (a.total >= (int64_t(1) << 31))
-    return decline(why, AVGPOOL_ERROR_UNSUPPORTED, "%s: %lld threads (2^31 and more)", kName, (long long)a.total);
-  a.by_nt = IntDivider::of((uint32_t)a.nt);
+  if (avgpool_status s = plan_walk(q, q.c / V, q.n * q.w * (q.c / V), &a, why); s != AVGPOOL_SUCCESS) return s;
   a.by_w = IntDivider::of((uint32_t)q.w);
-  a.by_runs = IntDivider::of((uint32_t)a.runs);
   // Group loads and stores: other pointers run another implementation.
   c->src_align = c->dst_align = std::min<int64_t>(16, V * q.element_size);
   const GridShape grid{ceil_div(a.total, kThreads), false};
@@ -693,15 +697,10 @@ avgpool_status init(const Problem& q, const DeviceInfo& device, ConfigPtr* confi
   if (shape < 0) return decline_columns_shape(q, why);
   return hand_over_vector_and_scalar<ColumnsArgs>(q, device, config, [&](KernelConfig<ColumnsArgs>* c, bool vectors) {
     ColumnsArgs& a = c->args;
-    a.nt = ceil_div(q.w, V);
-    a.fast_quotients = q.max_divisor() <= quotient_divisor_limit(q.dtype);
     a.vec_out = vectors && q.w % V == 0;
     if (a.vec_out) c->vec_align = std::min<int64_t>(16, V * q.element_size);
-    plan_runs(q, q.planes() * a.nt, &a);
-    if (a.total >= (int64_t(1) << 31))
-      return decline(why, AVGPOOL_ERROR_UNSUPPORTED, "%s: %lld threads (2^31 and more)", kName, (long long)a.total);
-    a.by_nt = IntDivider::of((uint32_t)a.nt);
-    a.by_runs = IntDivider::of((uint32_t)a.runs);
+    const int64_t nt = ceil_div(q.w, V);
+    if (avgpool_status s = plan_walk(q, nt, q.planes() * nt, &a, why); s != AVGPOOL_SUCCESS) return s;
     return for_problem_types(q, [&](auto zero, auto pyt) {
       return use_columns_shape<decltype(zero), decltype(pyt)::value, false>(c, shape, q, device, why);
     });

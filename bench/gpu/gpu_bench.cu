@@ -40,16 +40,8 @@
 
 #include "avgpool/avgpool.h"
 #include "check.h"
+#include "cuda_check.h"
 #include "tensor_util.h"
-
-#define CK(x)                                                                              \
-  do {                                                                                     \
-    cudaError_t e_ = (x);                                                                  \
-    if (e_ != cudaSuccess) {                                                               \
-      fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_));   \
-      exit(1);                                                                             \
-    }                                                                                      \
-  } while (0)
 
 namespace {
 
@@ -451,11 +443,7 @@ int main(int argc, char** argv) {
     else if (!strcmp(argv[i], "--backward")) backward = true;
     else { fprintf(stderr, "usage: %s [--backward] [--json FILE] [--reps N] [--cudnn DIR] [--only SUBSTR] [--impl NAME]\n", argv[0]); return 2; }
   }
-  int dev_count = 0;
-  if (cudaGetDeviceCount(&dev_count) != cudaSuccess || dev_count == 0) {
-    printf("SKIPPED: no usable CUDA device\n");
-    return 0;
-  }
+  if (no_cuda_device()) return 0;
   cudaDeviceProp prop;
   CK(cudaGetDeviceProperties(&prop, 0));
   char date[64];

@@ -26,17 +26,9 @@
 #include <vector>
 
 #include "avgpool/avgpool.h"
+#include "cuda_check.h"
 
 namespace {
-
-#define CK(x)                                                                          \
-  do {                                                                                 \
-    cudaError_t e_ = (x);                                                              \
-    if (e_ != cudaSuccess) {                                                           \
-      fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-      exit(1);                                                                         \
-    }                                                                                  \
-  } while (0)
 
 __global__ void empty_kernel(const float*, float*) {}
 
@@ -71,11 +63,7 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  int dev_count = 0;
-  if (cudaGetDeviceCount(&dev_count) != cudaSuccess || dev_count == 0) {
-    printf("SKIPPED: no usable CUDA device\n");
-    return 0;
-  }
+  if (no_cuda_device()) return 0;
   cudaDeviceProp prop;
   CK(cudaGetDeviceProperties(&prop, 0));
   printf("device: %s; %d rounds of %d calls, median host us per call\n", prop.name, rounds, calls);

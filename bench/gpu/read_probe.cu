@@ -15,18 +15,10 @@
 #include <vector>
 
 #include "../../backends/cuda/bulk_copy.cuh"
+#include "cuda_check.h"
 #include "read_passes.cuh"
 
 using namespace avgpool::cuda;
-
-#define CK(x)                                                                  \
-  do {                                                                         \
-    cudaError_t e_ = (x);                                                      \
-    if (e_ != cudaSuccess) {                                                   \
-      fprintf(stderr, "%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(e_)); \
-      exit(1);                                                                 \
-    }                                                                          \
-  } while (0)
 
 __global__ void fill(float4* p, int64_t n) {
   for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x)
