@@ -295,9 +295,9 @@ __device__ __forceinline__ void walk_rows(int y0, int y1, WindowRows& rows, Slot
 
 // Blocks per SM the registers are planned for: three (at most 85 registers)
 // but for f64, the 5 x 8 ring and the unrolled (kWalkTurn) walks, two.
-// (Five for the fast 2 x 3 kernel, 48 registers with 52 bytes spilled
-// against 60 at four blocks: NCHW k3 s2 p1 ceil 0.086 -> 0.089 ms, H200,
-// 2026-12-01.)
+// Tried and not kept: five blocks for the fast 2 x 3 kernel (48 registers,
+// 52 bytes spilled, against 60 registers at four): NCHW k3 s2 p1 ceil
+// 0.086 -> 0.089 ms, H200, 2026-12-01.
 template <typename T, int MH, int NW, int WALK> constexpr int min_blocks() {
   return sizeof(T) == 8 || MH * NW >= 40 || WALK == kWalkTurn ? 2 : 3;
 }

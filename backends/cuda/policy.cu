@@ -127,16 +127,61 @@ bool column_walk_window(const Problem& q) {
 }
 constexpr int64_t kFewOutputs = 8;
 constexpr int64_t kWideWindow = 49;
+// Windows of kWideWindow inputs or more over planes of at most kFewOutputs
+// outputs, or over output columns of one output (a warp of cuda:any_direct
+// then spans 32 output rows: 848x43x155x10 k9 s7 f32 cuda:nchw_row_bulk
+// 0.58 of its time, 411x939x43x13 k7 s8 0.76; H200, 2026-12-02, forced
+// sweep seeds 11-15).
+bool few_outputs_of_wide_windows(const Problem& q) {
+  return (q.oh * q.ow <= kFewOutputs || q.ow == 1) && q.window_inputs() >= kWideWindow;
+}
 bool nchw_direct_first(const Problem& q) {
   const int64_t window = q.kh * q.kw;
   if ((q.sh == 1 && q.sw == 1 && window > 1) || column_walk_window(q)) return false;
-  if (q.oh * q.ow <= kFewOutputs && q.window_inputs() >= kWideWindow) return false;
+  if (few_outputs_of_wide_windows(q)) return false;
   const bool wide_stride_eq = q.stride_equals_kernel() && q.w >= kStrideEqRow;
   if (q.ow < kDirectRow || (q.element_size == 8 && !wide_stride_eq)) return true;
   if (window < 2 * q.sh * q.sw && !q.stride_equals_kernel()) return true;
   if ((q.sh == 1 && q.kh > 1) || (q.sw == 1 && q.kw > 1)) return false;
   if (q.sh > q.kh || q.sw > q.kw) return true;
   return q.stride_equals_kernel() && window > 4 && q.w < kStrideEqRow;
+}
+
+// cuda:any_direct after the row stream and the column walks, before the
+// other staging kernels (cuda:nchw_tiled, cuda:nchw_row_bulk,
+// cuda:nchw_stride_eq), since its 32-register, plain-load kernel is 1.13x
+// faster (geomean of 147 forced configurations) than the one the rules
+// above were measured on. Forced sweeps (H200, 2026-12-02, device time;
+// seeds 11-13 tuned on, 14-15 checked), AUTO before -> with this rule,
+// geomean against PyTorch and configurations below 0.97x:
+//  - pytorch numerics: everything but the column walks' windows and few
+//    outputs of wide windows (the staging kernels' pytorch numerics keep one
+//    chain per output in shared memory and lost to it on 32 of 500:
+//    2x149x283x283 k11x2 s11x1 bf16 0.35 of their time, 1x35x66x249 k8 s2
+//    0.46; tuned 1.440x, 16 below -> 1.491x, 0; checked 1.435x, 12 ->
+//    1.494x, 1 at 0.94x, where cuda:any_direct is the fastest there is);
+//  - fast numerics: all but windows at row stride 1 holding four times the
+//    inputs between column origins (kh * kw >= 4 * sw: rows re-read kh
+//    times, which the staging kernels read once: 12x1x1888x1888 k7x8 s1 f64 cuda:nchw_tiled
+//    0.44 of direct's time, 156x103x15x1636 k8 s1 0.43, 88x9x1264x919 k4x1
+//    s1 0.66), unless output rows are shorter than kShortRow (5242x5x15x15
+//    k9 s1: direct 0.56 of cuda:nchw_row_bulk's time). Direct before them:
+//    4237x6x11x1086 k8x3 s5x2 0.47 of cuda:nchw_tiled's time, 1x342x309x309
+//    k3x5 s1x4 0.49, 17x8x69x69 k1 s1 0.44. Tuned 1.494x, 6 below ->
+//    1.507x, 0; checked 1.446x, 12 -> 1.494x, 1 (417x5x64x64 k8 s3x8 f64,
+//    0.93x; cuda:nchw_row_bulk 1.14x there). Stride == kernel on rows of
+//    kStrideEqRow or more goes to it as well (the row stream, which the
+//    seed takes, comes first): on the AUTO sweeps of seeds 7, 8, 10 and 16,
+//    where those rows stayed on cuda:nchw_stride_eq and cuda:nchw_row_bulk
+//    in fast numerics, the same kernel ran 1.13-1.35x PyTorch in pytorch
+//    numerics against 0.40-0.92x (76x226x11x1227 k4 bf16 1.35x against
+//    0.92x, 19x2x150x1272 k3x9 f32 1.13x against 0.40x).
+constexpr int64_t kShortRow = 16;
+bool nchw_direct_before_staging(const Problem& q) {
+  if (column_walk_window(q) || few_outputs_of_wide_windows(q)) return false;
+  if (!fast(q)) return true;
+  if (q.sh == 1 && q.sw == 1 && q.kh * q.kw > 1) return q.ow < kShortRow;
+  return !(q.sh == 1 && q.kh > 1 && q.kh * q.kw >= 4 * q.sw);
 }
 
 // NHWC: the tile and column kernels move a pixel's channels as 16-byte
@@ -342,6 +387,7 @@ size_t auto_order(const Problem& q, const DeviceInfo& device, Direction directio
     if (row_stream_wanted(q, device)) add(&kNchwRowStreamImpl);
     add(&kNchwVecColumnWalkImpl);  // fast numerics, 3x3/5x5/7x7 at stride 1
     add(&kNchwColumnWalkImpl);     // 2x2/3x3/5x5 at row stride 1 or 2
+    if (nchw_direct_before_staging(q)) add(&kAnyDirectImpl);
     if (tiled_wanted(q, device)) add(&kNchwTiledImpl);
     if (stride_eq_before_row_bulk(q)) add(&kNchwStrideEqImpl);
     add(&kNchwRowBulkImpl);        // rows that fit in shared memory

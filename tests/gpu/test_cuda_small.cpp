@@ -91,10 +91,11 @@ TEST_CASE("the CUDA implementations are registered; AUTO follows the measured ch
   const avgpool_layout nhwc = AVGPOOL_LAYOUT_NHWC;
   const Want wants[] = {
       {4, 0, 0, AVGPOOL_NUMERICS_FAST, "cuda:any_direct"},     // stride == kernel beyond 2x2, rows < 1024
-      {11, 0, 0, AVGPOOL_NUMERICS_FAST, "cuda:nchw_row_bulk", 1024},  // ... and rows of 1024 (ow < 128)
+      {11, 0, 0, AVGPOOL_NUMERICS_FAST, "cuda:any_direct", 1024},  // ... and rows of 1024 (ow < 128)
       {2, 0, 0, AVGPOOL_NUMERICS_FAST, "cuda:nchw_column_walk", 160}, // 2x2 stride 2
       {4, 2, 1, AVGPOOL_NUMERICS_FAST, "cuda:any_direct"},     // output rows < 64
-      {4, 2, 1, AVGPOOL_NUMERICS_FAST, "cuda:nchw_tiled", 256},  // ... and of 127
+      {4, 2, 1, AVGPOOL_NUMERICS_FAST, "cuda:any_direct", 256},  // ... and of 127: row stride 2
+      {4, 1, 1, AVGPOOL_NUMERICS_FAST, "cuda:nchw_tiled", 256},  // rows re-read kh times at row stride 1
       {4, 2, 1, AVGPOOL_NUMERICS_FAST, "cuda:any_direct", 256, AVGPOOL_DTYPE_F64},  // f64
       {4, 3, 0, AVGPOOL_NUMERICS_FAST, "cuda:any_direct", 512},  // little overlap (16 < 2 * 9)
       {3, 1, 1, AVGPOOL_NUMERICS_FAST, "cuda:nchw_vec_column_walk"}, // overlapping 3x3, 5x5 stride 1
@@ -105,8 +106,9 @@ TEST_CASE("the CUDA implementations are registered; AUTO follows the measured ch
       {5, 1, 2, AVGPOOL_NUMERICS_PYTORCH, "cuda:nchw_column_walk"},
       {5, 2, 2, AVGPOOL_NUMERICS_FAST, "cuda:nchw_column_walk", 160},
       {7, 1, 3, AVGPOOL_NUMERICS_FAST, "cuda:nchw_vec_column_walk"},
-      {7, 2, 3, AVGPOOL_NUMERICS_FAST, "cuda:nchw_tiled", 160},          // 7x7 beyond stride 1
-      {11, 4, 0, AVGPOOL_NUMERICS_PYTORCH, "cuda:nchw_row_bulk", 512}, // pytorch numerics beyond 5x5
+      {7, 2, 3, AVGPOOL_NUMERICS_FAST, "cuda:any_direct", 160},          // 7x7 beyond stride 1
+      {11, 4, 0, AVGPOOL_NUMERICS_PYTORCH, "cuda:any_direct", 512},  // pytorch numerics: direct before staging
+      {7, 5, 0, AVGPOOL_NUMERICS_FAST, "cuda:nchw_row_bulk", 10},    // one output column of wide windows
       // wide rows, stride == kernel: the seed's shape of row
       {11, 0, 0, AVGPOOL_NUMERICS_FAST, "cuda:nchw_row_stream", 2048, f32, 3, AVGPOOL_LAYOUT_NCHW, 64},
       {11, 0, 0, AVGPOOL_NUMERICS_PYTORCH, "cuda:nchw_row_stream", 2048, f32, 3, AVGPOOL_LAYOUT_NCHW, 64},
@@ -114,9 +116,9 @@ TEST_CASE("the CUDA implementations are registered; AUTO follows the measured ch
        128},
       {11, 0, 0, AVGPOOL_NUMERICS_FAST, "cuda:nchw_row_stream", 2048, AVGPOOL_DTYPE_BF16, 3, AVGPOOL_LAYOUT_NCHW,
        128},
-      {11, 0, 0, AVGPOOL_NUMERICS_FAST, "cuda:nchw_row_bulk", 2048},  // too few work units for the stream
+      {11, 0, 0, AVGPOOL_NUMERICS_FAST, "cuda:any_direct", 2048},  // too few work units for the stream
       {11, 0, 0, AVGPOOL_NUMERICS_FAST, "cuda:any_direct", 96, AVGPOOL_DTYPE_F16},  // narrow half rows
-      {11, 0, 0, AVGPOOL_NUMERICS_FAST, "cuda:nchw_stride_eq", 1024, AVGPOOL_DTYPE_F16},  // wide half rows, ow < 128
+      {11, 0, 0, AVGPOOL_NUMERICS_FAST, "cuda:any_direct", 1024, AVGPOOL_DTYPE_F16},  // wide half rows, ow < 128
       {3, 4, 0, AVGPOOL_NUMERICS_FAST, "cuda:any_direct"},       // gaps between windows
       {2, 3, 0, AVGPOOL_NUMERICS_PYTORCH, "cuda:any_direct", 2048},
       {11, 4, 0, AVGPOOL_NUMERICS_FAST, "cuda:nchw_row_stream", 1024, f32, 3, AVGPOOL_LAYOUT_NCHW, 256},  // large overlapping windows
@@ -152,16 +154,14 @@ TEST_CASE("the CUDA implementations are registered; AUTO follows the measured ch
   };
   // Without the bulk-copy implementations (below sm_90, e.g. under
   // AVGPOOL_CUDA_TREAT_AS_SM=80) AUTO goes on down policy.cu's order: NHWC to
-  // cuda:nhwc_column_walk; these NCHW shapes to cuda:nchw_stride_eq where
-  // stride == kernel, else to cuda:any_direct (cuda:nchw_tiled is not wanted
-  // for any of them: stride == kernel beyond 2x2, pytorch numerics beyond
-  // 5x5, or fewer than two outputs per thread).
+  // cuda:nhwc_column_walk; these NCHW shapes to cuda:any_direct, which comes
+  // before the remaining staging kernels for them.
   const bool bulk = bulk_copy_expected();
   auto expected = [&](const Want& w) -> std::string {
     if (bulk || !is_bulk_copy_impl(w.impl)) return w.impl;
     if (w.k * w.k >= 512) return "cuda:nchw_window_chain";  // large windows: the staged chain next
     if (w.layout == nhwc) return "cuda:nhwc_column_walk";
-    return w.s == 0 || w.s == w.k ? "cuda:nchw_stride_eq" : "cuda:any_direct";
+    return "cuda:any_direct";
   };
   for (const Want& w : wants) {
     avgpool_params p;
