@@ -178,8 +178,16 @@ void plan_job(const Problem& q, CpuConfigOf<A>* c) {
   // more (bf16 k3 s2 7.1 -> 7.3); half types with fewer channels, whose
   // rows are converted anyway, gain (bf16, ms: 281x2x146x146 k5 s1x5 8.5 ->
   // 4.4, oneDNN 6.0; 1x2x1264x1264 k6x8 s6x8 0.46 -> 0.21; 11x6x1153x459
-  // k5x2 s5x1 5.9 -> 4.2; 9x5x961x961 k10x11 s10 3.7 -> 2.3).
-  if (!nchw && fast && !j.sep_s1 && (!converts || q.c < 16) && q.kh >= 3 && j.max_rows < kTallRows)
+  // k5x2 s5x1 5.9 -> 4.2; 9x5x961x961 k10x11 s10 3.7 -> 2.3). Not for
+  // f32/f64 windows with gaps between them along the row (sw > kw): the row
+  // sums would read the gaps too (2-core Intel Xeon VM, 2026-12-02, sweep
+  // seeds 1, 3, 5: 2x143x202x202 k5x9 s1x11 f32 3.67 -> 2.24 ms, 0.67 ->
+  // 0.89x oneDNN; 1x31x148x148 k4 s4x5 f64 0.138 -> 0.097; geomean 1.04x
+  // faster over the 11 such configurations, the ones under 0.1 ms within
+  // +-20 %). Half types keep it there (their rows are converted anyway:
+  // 434x10x36x36 k10x5 s10x6 bf16 0.38 -> 0.76 ms without it).
+  const bool row_gaps = q.sw > q.kw && !converts;
+  if (!nchw && fast && !j.sep_s1 && (!converts || q.c < 16) && q.kh >= 3 && j.max_rows < kTallRows && !row_gaps)
     j.tall = j.presum = true;
 
   // Flat interior rows (see flat_rows in kernels.inl).
