@@ -1,4 +1,5 @@
-// cuda:any_direct - one thread per output, any layout, any window: the
+// cuda:any_direct - one thread per output (or per group_size outputs that
+// share their window rows: group_kernel), any layout, any window: the
 // fallback that accepts every problem (PyTorch's own CUDA scheme), and the
 // fastest kernel where little is shared between windows (windows with gaps
 // between them, narrow planes, few channels per pixel: see policy.cu). Sums
@@ -78,6 +79,73 @@ __global__ void __launch_bounds__(kMaxThreads, kMinBlocks)
   }
 }
 
+// V outputs per thread that share their window rows: V channels of one
+// pixel (NHWC) or V neighbouring outputs of one output row (NCHW). The
+// thread decodes its index and its row window once, and its V loads per
+// window element are independent, in flight together. Each output still
+// sums its own inputs rows then columns, in PyTorch's order (an NCHW
+// output skips the columns outside its window, it does not add zeros).
+// Thread g owns group g of the (item, oy, ox, channel group) or (plane,
+// oy, column group) index; the last group of a pixel or row may be short.
+template <typename T, bool NHWC, int V>
+__global__ void __launch_bounds__(kThreads) group_kernel(const T* __restrict__ src, T* __restrict__ dst, DirectArgs a) {
+  using E = Elem<T>;
+  using A = typename E::acc_t;
+  const int32_t groups = (int32_t)a.total, H = (int32_t)a.h, W = (int32_t)a.w, C = (int32_t)a.c;
+  const int32_t OH = (int32_t)a.oh, OW = (int32_t)a.ow;
+  for (int32_t g = blockIdx.x * blockDim.x + threadIdx.x; g < groups; g += gridDim.x * blockDim.x) {
+    uint32_t t;
+    const uint32_t lane_group = a.inner.divmod(g, &t);
+    A sum[V];
+#pragma unroll
+    for (int v = 0; v < V; ++v) sum[v] = 0;
+    if constexpr (NHWC) {
+      const uint32_t ox = a.middle.divmod(t, &t);
+      const uint32_t oy = a.outer.divmod(t, &t);  // t: the batch item
+      const int32_t c0 = (int32_t)lane_group * V, n = C - c0 < V ? C - c0 : V;
+      const T* base = src + (int32_t)t * H * W * C + c0;
+      const AxisWindowOf<int32_t> r = axis_window_of<int32_t>(oy, H, (int32_t)a.kh, (int32_t)a.sh, (int32_t)a.ph);
+      const AxisWindowOf<int32_t> c = axis_window_of<int32_t>(ox, W, (int32_t)a.kw, (int32_t)a.sw, (int32_t)a.pw);
+      for (int32_t y = r.begin; y < r.end; ++y)
+        for (int32_t x = c.begin; x < c.end; ++x) {
+          const T* p = base + (y * W + x) * C;
+#pragma unroll
+          for (int v = 0; v < V; ++v)
+            if (v < n) sum[v] += E::to_acc(p[v]);
+        }
+      const AxisWindow r64{r.begin, r.end, r.padded_len}, c64{c.begin, c.end, c.padded_len};
+      T* out = dst + (((int32_t)t * OH + (int32_t)oy) * OW + (int32_t)ox) * C + c0;
+#pragma unroll
+      for (int v = 0; v < V; ++v)
+        if (v < n) out[v] = E::from_acc(finish(sum[v], r64, c64, a.include_pad, a.divisor_override));
+    } else {
+      const uint32_t oy = a.middle.divmod(t, &t);  // t: the plane
+      const int32_t ox0 = (int32_t)lane_group * V, n = OW - ox0 < V ? OW - ox0 : V;
+      const int32_t kw = (int32_t)a.kw, sw = (int32_t)a.sw, x0 = ox0 * sw - (int32_t)a.pw;
+      const T* base = src + (int32_t)t * H * W;
+      const AxisWindowOf<int32_t> r = axis_window_of<int32_t>(oy, H, (int32_t)a.kh, (int32_t)a.sh, (int32_t)a.ph);
+      for (int32_t y = r.begin; y < r.end; ++y) {
+        const T* row = base + y * W;
+        for (int32_t j = 0; j < kw; ++j)
+#pragma unroll
+          for (int v = 0; v < V; ++v) {
+            const int32_t x = x0 + v * sw + j;  // inside output v's window; inside the row?
+            if (v < n && (uint32_t)x < (uint32_t)W) sum[v] += E::to_acc(row[x]);
+          }
+      }
+      const AxisWindow r64{r.begin, r.end, r.padded_len};
+      T* out = dst + ((int32_t)t * OH + (int32_t)oy) * OW + ox0;
+#pragma unroll
+      for (int v = 0; v < V; ++v)
+        if (v < n) {
+          const AxisWindowOf<int32_t> c = axis_window_of<int32_t>(ox0 + v, W, kw, sw, (int32_t)a.pw);
+          const AxisWindow c64{c.begin, c.end, c.padded_len};
+          out[v] = E::from_acc(finish(sum[v], r64, c64, a.include_pad, a.divisor_override));
+        }
+    }
+  }
+}
+
 // 64-bit indices (a tensor of 2^31 elements or more).
 template <typename T, bool NHWC>
 __global__ void __launch_bounds__(256) direct_kernel_wide(const T* __restrict__ src, T* __restrict__ dst,
@@ -116,9 +184,64 @@ int block_threads(const Problem& q) {
   return q.ow < 16 || q.ow * rows_sharing_an_input_row > kThreads ? kMaxThreads : kThreads;
 }
 
+// Outputs per thread: group_kernel's V, or 1 (direct_kernel). A thread
+// takes 8 bytes of outputs (4 f16/bf16, 2 f32; f64 stays at one) that share
+// their window rows:
+//  - NHWC, channels of at least kMinGroupsPerPixel groups, so that short
+//    last groups stay rare; windows of more than kGroupWindow inputs only
+//    with kMinGroupsPerPixelWide groups or more;
+//  - NCHW, windows at most kGroupWindowCols wide (wider ones, each output's
+//    kw loads strided sw apart, measured slower: the group's loads spread
+//    over more lines);
+// and only while every thread slot of the device still gets kGroupsPerSlot
+// groups: below that, fewer threads leave the SMs idle.
+// Forced on the 378 configurations of the AUTO sweeps of seeds 7, 8, 10
+// and 16 that AUTO gives this kernel or that are NHWC (H200, 2026-12-02,
+// pytorch numerics, all bitwise PyTorch), time with one output per thread
+// over time grouped, on those AUTO gives this kernel and the rule groups:
+// NHWC 1.37x geomean over 37 (1716x1021x11x11 k1 f16 1.98x, 558x297x66x66
+// k2 s2 bf16 2.06x), NCHW 1.34x over 20 (969x46x92x92 k5x1 s2x1 bf16
+// 1.62x, 6380x3x65x173 k1 bf16 1.53x; worst 1.12x). Not kept: 16 bytes per
+// thread (NHWC 0.99x over all 202 NHWC configurations), groups on small
+// problems (1x35x113x1461 k8 s9 bf16 NHWC 0.50x), NCHW windows 3 wide (3 of
+// 176 below 0.97x), and wide NHWC windows over few groups: the AUTO sweeps
+// of seeds 17-20 had 3246x13x58x39 k10x8 s4x7 f32 at 0.52x, 284x17x448x448
+// k9 s8 bf16 at 0.72x and 1431x20x71x47 k10 s6 f16 at 0.76x of their
+// ungrouped speed, while 25x298x114x114 k9 s3 f32 ran 1.21x faster and
+// 382x401x24x8 k11 s2 f16 1.37x.
+constexpr int64_t kGroupBytes = 8;
+constexpr int64_t kMinGroupsPerPixel = 4;
+constexpr int64_t kGroupWindow = 49;
+constexpr int64_t kMinGroupsPerPixelWide = 16;
+constexpr int64_t kGroupWindowCols = 2;
+constexpr int64_t kGroupsPerSlot = 2;
+constexpr int64_t kThreadSlotsPerSm = 2048;
+int group_size(const Problem& q, const DeviceInfo& device) {
+  const int64_t v = kGroupBytes / q.element_size;
+  if (v < 2 || q.dst_elements / v < kGroupsPerSlot * kThreadSlotsPerSm * device.sms) return 1;
+  if (q.layout == AVGPOOL_LAYOUT_NHWC) {
+    const int64_t groups = q.c / v;
+    return groups >= (q.window_inputs() > kGroupWindow ? kMinGroupsPerPixelWide : kMinGroupsPerPixel) ? int(v) : 1;
+  }
+  return q.kw <= kGroupWindowCols && q.ow >= v ? int(v) : 1;
+}
+
+template <typename T, bool NHWC, int V>
+avgpool_status use_group_kernel(KernelConfig<DirectArgs>* c, const DeviceInfo& device, Decline* why) {
+  DirectArgs& a = c->args;
+  const int64_t per_unit = NHWC ? a.c : a.ow;  // channels of a pixel, outputs of a row
+  const int64_t groups_per_unit = ceil_div(per_unit, V);
+  a.total = a.total / (per_unit > 0 ? per_unit : 1) * groups_per_unit;
+  a.inner = IntDivider::of(uint32_t(groups_per_unit > 0 ? groups_per_unit : 1));
+  const GridShape grid{ceil_div(a.total, kThreads), false};
+  return use_kernel<DirectArgs, T, group_kernel<T, NHWC, V>>(c, "group_kernel", kThreads, 0, grid, device, why);
+}
+
 template <typename T, bool NHWC>
-avgpool_status use_direct_kernel(KernelConfig<DirectArgs>* c, bool narrow, int threads, const DeviceInfo& device,
-                                 Decline* why) {
+avgpool_status use_direct_kernel(KernelConfig<DirectArgs>* c, bool narrow, int threads, int group,
+                                 const DeviceInfo& device, Decline* why) {
+  if (narrow && group == 2) return use_group_kernel<T, NHWC, 2>(c, device, why);
+  if (narrow && group == 4) return use_group_kernel<T, NHWC, 4>(c, device, why);
   if (!narrow) {
     const GridShape grid{ceil_div(c->args.total, kThreads), false};
     return use_kernel<DirectArgs, T, direct_kernel_wide<T, NHWC>>(c, "direct_kernel_wide", kThreads, 0, grid,
@@ -147,9 +270,9 @@ avgpool_status init(const Problem& q, const DeviceInfo& device, ConfigPtr* confi
   }
   const avgpool_status s = dispatch_dtype_cuda(q.dtype, [&](auto zero) {
     using T = decltype(zero);
-    const int threads = block_threads(q);
-    return nhwc ? use_direct_kernel<T, true>(c.get(), narrow, threads, device, why)
-                : use_direct_kernel<T, false>(c.get(), narrow, threads, device, why);
+    const int threads = block_threads(q), group = group_size(q, device);
+    return nhwc ? use_direct_kernel<T, true>(c.get(), narrow, threads, group, device, why)
+                : use_direct_kernel<T, false>(c.get(), narrow, threads, group, device, why);
   });
   return hand_over(s, std::move(c), config);
 }

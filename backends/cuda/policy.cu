@@ -88,14 +88,10 @@ bool stride_eq_before_row_bulk(const Problem& q) {
 //  - both strides 1: staged (each input is read kh * kw times by direct:
 //    cuda:nchw_tiled 0.37 of direct's time on 12x1x1888x1888 k7x8 s1 f64,
 //    0.57 on 88x9x1264x919 k4x1 s1 bf16);
-//  - planes of at most kFewOutputs outputs whose windows hold kWideWindow
-//    inputs or more: staged (a thread per output waits on its window's
-//    loads one after another where cuda:nchw_row_bulk stages the plane's
-//    rows with the whole block: 0.60 of direct's time on 2623x13x25x25 k11
-//    s11x5, 0.61 on 3x169x13x30 k7 s8 f64, 0.79 on 3x700x22x45 k10 s8x10
-//    and 411x939x43x13 k7 s8; one of the five such sweep configurations
-//    went the other way, 7939x6x9x35 k10 s10 ceil 1.16; the benchmark's
-//    global 7x7 is one);
+//  - few outputs of wide windows (few_outputs_of_wide_windows, below):
+//    staged (a thread per output waits on its window's loads one after
+//    another where cuda:nchw_row_bulk stages the plane's rows with the
+//    whole block; the benchmark's global 7x7 is one);
 //  - output rows shorter than kDirectRow: direct (151x9x130x130 k8 s4 f16
 //    1.16x faster than the best staging kernel, 69x4x47x47 k7 s1x7 bf16
 //    1.29x);
@@ -127,18 +123,35 @@ bool column_walk_window(const Problem& q) {
 }
 constexpr int64_t kFewOutputs = 8;
 constexpr int64_t kWideWindow = 49;
-// Windows of kWideWindow inputs or more over planes of at most kFewOutputs
-// outputs, or over output columns of one output (a warp of cuda:any_direct
-// then spans 32 output rows: 848x43x155x10 k9 s7 f32 cuda:nchw_row_bulk
-// 0.58 of its time, 411x939x43x13 k7 s8 0.76; H200, 2026-12-02, forced
-// sweep seeds 11-15).
-bool few_outputs_of_wide_windows(const Problem& q) {
-  return (q.oh * q.ow <= kFewOutputs || q.ow == 1) && q.window_inputs() >= kWideWindow;
+// Windows of kWideWindow inputs or more over output columns of one output
+// in planes of several output rows (a warp of cuda:any_direct then spans 32
+// output rows: 848x43x155x10 k9 s7 f32 cuda:nchw_row_bulk 0.58 of its
+// time, 411x939x43x13 k7 s8 0.76; H200, 2026-12-02, forced sweep seeds
+// 11-15), or over planes of at most kFewOutputs outputs when there are too
+// few outputs for cuda:any_direct to give each SM a block of
+// kDirectBlockThreads (3x169x13x30 k7 s8 f64 0.55 of its time, 11x116x12x12
+// k10 s11 f64 0.29). With more outputs such planes go to it: on 80 random
+// configurations of the kind (H200, 2026-12-02, forced, device time) it
+// runs at 0.96-1.37x PyTorch where the staging kernel's per-plane work
+// fell to 0.64x (3554x232x19x19 k10 s10 f32, a window over 28 % of each
+// plane) and 0.79x (27832x100x12x12 k8 s8x7); always staged 1.275x
+// geomean, 24 of 80 below 0.97x, with this rule 1.374x, 3 below (worst
+// 0.91x). Staging on windows covering most of the plane instead gave 8 to
+// 18 below. Windows that hold the whole plane (global pooling) stay staged
+// whatever the count: the benchmark's 256x2048x7x7 global 7x7 ran 0.070 ms
+// on cuda:any_direct against 0.034 on cuda:nchw_row_bulk, which reads the
+// packed planes with whole-block copies.
+constexpr int64_t kDirectBlockThreads = 256;
+bool few_outputs_of_wide_windows(const Problem& q, const DeviceInfo& device) {
+  if (q.window_inputs() < kWideWindow) return false;
+  if (q.ow == 1 && q.oh > 1) return true;
+  const bool whole_plane = q.window_inputs() == q.h * q.w;
+  return q.oh * q.ow <= kFewOutputs && (q.dst_elements < kDirectBlockThreads * device.sms || whole_plane);
 }
-bool nchw_direct_first(const Problem& q) {
+bool nchw_direct_first(const Problem& q, const DeviceInfo& device) {
   const int64_t window = q.kh * q.kw;
   if ((q.sh == 1 && q.sw == 1 && window > 1) || column_walk_window(q)) return false;
-  if (few_outputs_of_wide_windows(q)) return false;
+  if (few_outputs_of_wide_windows(q, device)) return false;
   const bool wide_stride_eq = q.stride_equals_kernel() && q.w >= kStrideEqRow;
   if (q.ow < kDirectRow || (q.element_size == 8 && !wide_stride_eq)) return true;
   if (window < 2 * q.sh * q.sw && !q.stride_equals_kernel()) return true;
@@ -177,8 +190,8 @@ bool nchw_direct_first(const Problem& q) {
 //    numerics against 0.40-0.92x (76x226x11x1227 k4 bf16 1.35x against
 //    0.92x, 19x2x150x1272 k3x9 f32 1.13x against 0.40x).
 constexpr int64_t kShortRow = 16;
-bool nchw_direct_before_staging(const Problem& q) {
-  if (column_walk_window(q) || few_outputs_of_wide_windows(q)) return false;
+bool nchw_direct_before_staging(const Problem& q, const DeviceInfo& device) {
+  if (column_walk_window(q) || few_outputs_of_wide_windows(q, device)) return false;
   if (!fast(q)) return true;
   if (q.sh == 1 && q.sw == 1 && q.kh * q.kw > 1) return q.ow < kShortRow;
   return !(q.sh == 1 && q.kh > 1 && q.kh * q.kw >= 4 * q.sw);
@@ -201,13 +214,34 @@ bool nchw_direct_before_staging(const Problem& q) {
 // window over 27 % of each plane: cuda:nhwc_tile_stream 0.17x PyTorch;
 // 1x68x12x338 k11x1 s10x3 f32, 33 %: 1.79x direct's time; one of four
 // forced configurations went the other way, 448x208x17x17 k10 s10, 0.94).
+//
+// And pixels of at most kFewVectors vectors on planes of fewer than
+// kSmallPlane pixels, but for windows moving by one along both axes: there
+// the staging kernels' tiles hold few pixels, and direct, which groups a
+// pixel's channels (any_direct.cu), was faster than the kernel AUTO took
+// before on 32 of the 35 such among 45 random configurations of small NHWC
+// planes (H200, 2026-12-02, forced, device time; 2.34x geomean, worst
+// 0.72x; over the 45 in fast numerics 0.978x PyTorch geomean, 21 below
+// 0.97x -> 1.893x, 1 below:
+// 233706x16x13x22 k3 s3 bf16 0.59x -> 2.5x, 1796x16x30x8 k8 s4 f16 0.06x
+// -> 1.40x; 62x4x199x31 k1 s1 f64, a plane of 6169 pixels, 0.43x ->
+// 1.98x in an AUTO sweep). Kept staged: both strides 1 (368x32x9x26 k5 s1
+// bf16: cuda:nhwc_tile_stream 0.65 of direct's time) and larger planes,
+// where the AUTO sweeps of seeds 25-28 had the staging kernels ahead on 4
+// of 7 planes of 15 000 to 56 000 pixels (2768x16x48x315 k4 s4 f16 0.50
+// of direct's time, 403x16x45x817 k2 s2 f32 0.70; 2x16x1763x1763 k9x1
+// s11x1 bf16 0.75).
+constexpr int64_t kFewVectors = 8;
+constexpr int64_t kSmallPlane = 8192;
 bool nhwc_direct_first(const Problem& q) {
   const int64_t pixel_bytes = q.c * q.element_size;
   const bool strided = q.sh > 1 || q.sw > 1;
   const double covered_rows = q.oh * q.kh < q.h ? double(q.oh * q.kh) / double(q.h) : 1.0;
   const double covered_cols = q.ow * q.kw < q.w ? double(q.ow * q.kw) / double(q.w) : 1.0;
+  const bool few_vectors_small_plane =
+      pixel_bytes <= 16 * kFewVectors && q.h * q.w < kSmallPlane && !(q.sh == 1 && q.sw == 1 && q.kh * q.kw > 1);
   return pixel_bytes % 16 != 0 || pixel_bytes < 32 || (q.element_size == 8 && strided) ||
-         covered_rows * covered_cols < 0.5;
+         covered_rows * covered_cols < 0.5 || few_vectors_small_plane;
 }
 
 // cuda:nhwc_tile_stream, except where cuda:nhwc_column_walk measured faster
@@ -383,11 +417,11 @@ size_t auto_order(const Problem& q, const DeviceInfo& device, Direction directio
     add(&kAnyWindowSplitImpl);
   }
   if (q.layout == AVGPOOL_LAYOUT_NCHW) {
-    if (nchw_direct_first(q)) add(&kAnyDirectImpl);
+    if (nchw_direct_first(q, device)) add(&kAnyDirectImpl);
     if (row_stream_wanted(q, device)) add(&kNchwRowStreamImpl);
     add(&kNchwVecColumnWalkImpl);  // fast numerics, 3x3/5x5/7x7 at stride 1
     add(&kNchwColumnWalkImpl);     // 2x2/3x3/5x5 at row stride 1 or 2
-    if (nchw_direct_before_staging(q)) add(&kAnyDirectImpl);
+    if (nchw_direct_before_staging(q, device)) add(&kAnyDirectImpl);
     if (tiled_wanted(q, device)) add(&kNchwTiledImpl);
     if (stride_eq_before_row_bulk(q)) add(&kNchwStrideEqImpl);
     add(&kNchwRowBulkImpl);        // rows that fit in shared memory

@@ -86,6 +86,7 @@ TEST_CASE("the CUDA implementations are registered; AUTO follows the measured ch
     int64_t c = 3;
     avgpool_layout layout = AVGPOOL_LAYOUT_NCHW;
     int64_t n = 2;  // batch (cuda:nchw_row_stream wants several work units per SM)
+    int64_t h = 64;
   };
   const avgpool_dtype f32 = AVGPOOL_DTYPE_F32;
   const avgpool_layout nhwc = AVGPOOL_LAYOUT_NHWC;
@@ -109,6 +110,9 @@ TEST_CASE("the CUDA implementations are registered; AUTO follows the measured ch
       {7, 2, 3, AVGPOOL_NUMERICS_FAST, "cuda:any_direct", 160},          // 7x7 beyond stride 1
       {11, 4, 0, AVGPOOL_NUMERICS_PYTORCH, "cuda:any_direct", 512},  // pytorch numerics: direct before staging
       {7, 5, 0, AVGPOOL_NUMERICS_FAST, "cuda:nchw_row_bulk", 10},    // one output column of wide windows
+      {20, 19, 0, AVGPOOL_NUMERICS_FAST, "cuda:nchw_row_bulk", 40},   // 6 outputs a plane of 400-input windows, few planes
+      {20, 19, 0, AVGPOOL_NUMERICS_FAST, "cuda:any_direct", 40, f32, 4096},  // ... and many planes: a block per SM
+      {7, 2, 0, AVGPOOL_NUMERICS_FAST, "cuda:nchw_row_bulk", 7, f32, 4096, AVGPOOL_LAYOUT_NCHW, 16, 7},  // global 7x7 stays staged
       // wide rows, stride == kernel: the seed's shape of row
       {11, 0, 0, AVGPOOL_NUMERICS_FAST, "cuda:nchw_row_stream", 2048, f32, 3, AVGPOOL_LAYOUT_NCHW, 64},
       {11, 0, 0, AVGPOOL_NUMERICS_PYTORCH, "cuda:nchw_row_stream", 2048, f32, 3, AVGPOOL_LAYOUT_NCHW, 64},
@@ -130,7 +134,9 @@ TEST_CASE("the CUDA implementations are registered; AUTO follows the measured ch
       {5, 1, 2, AVGPOOL_NUMERICS_FAST, "cuda:nhwc_tile_stream", 64, f32, 64, nhwc},
       {2, 0, 0, AVGPOOL_NUMERICS_FAST, "cuda:nhwc_tile_stream", 64, f32, 64, nhwc},
       {11, 4, 0, AVGPOOL_NUMERICS_FAST, "cuda:nhwc_tile_stream", 64, f32, 64, nhwc},
-      {11, 4, 0, AVGPOOL_NUMERICS_PYTORCH, "cuda:nhwc_tile_stream", 64, AVGPOOL_DTYPE_F16, 64, nhwc},
+      {11, 4, 0, AVGPOOL_NUMERICS_PYTORCH, "cuda:nhwc_tile_stream", 64, AVGPOOL_DTYPE_F16, 128, nhwc},
+      {11, 4, 0, AVGPOOL_NUMERICS_PYTORCH, "cuda:any_direct", 64, AVGPOOL_DTYPE_F16, 64, nhwc},  // 8 vectors, small plane
+      {3, 3, 0, AVGPOOL_NUMERICS_FAST, "cuda:any_direct", 64, AVGPOOL_DTYPE_BF16, 32, nhwc},     // 4 vectors, small plane
       {3, 2, 1, AVGPOOL_NUMERICS_FAST, "cuda:nhwc_column_walk", 64, f32, 64, nhwc},
       {3, 1, 1, AVGPOOL_NUMERICS_FAST, "cuda:nhwc_column_walk", 64, AVGPOOL_DTYPE_BF16, 64, nhwc},  // 2-byte types
       {3, 1, 1, AVGPOOL_NUMERICS_PYTORCH, "cuda:nhwc_tile_stream", 64, AVGPOOL_DTYPE_F16, 64, nhwc},
@@ -166,7 +172,7 @@ TEST_CASE("the CUDA implementations are registered; AUTO follows the measured ch
   for (const Want& w : wants) {
     avgpool_params p;
     avgpool_params_init(&p);
-    p.n = w.n; p.c = w.c; p.h = 64; p.w = w.w;
+    p.n = w.n; p.c = w.c; p.h = w.h; p.w = w.w;
     p.dtype = w.dtype;
     p.layout = w.layout;
     p.kernel_h = p.kernel_w = w.k;
@@ -467,6 +473,37 @@ TEST_CASE("targeted shapes: wide rows in chunks, tall kernels, packed planes, f6
       check_all_impls(p, random_src(p, rng, -2.0, 5.0).data(), &runs, rng, false);
     });
   print_runs("targeted runs", runs);
+}
+
+TEST_CASE("cuda:any_direct on problems it runs in output groups (f16, bf16, f32; short last groups; NaN/Inf)") {
+  // About 3 million outputs: above the two groups per thread slot from which
+  // the kernel takes 8 bytes of outputs per thread on devices of up to 180
+  // SMs. Channels (37, 21, 64) and output rows (203, 134, 91) that are not
+  // whole groups; window columns of 1 and 2 (NCHW groups), padding,
+  // ceil_mode, exclude-pad, a divisor override.
+  const Shape shapes[] = {
+      {2, 37, 200, 203, 2, 1, 1, 1, 1, 0, 1, 0},
+      {8, 21, 260, 401, 3, 2, 2, 3, 1, 1, 1, 0},
+      {3, 64, 180, 181, 1, 2, 1, 2, 0, 1, 0, 1, 3},
+  };
+  std::mt19937_64 rng(20261202);
+  std::map<std::string, int> runs;
+  const avgpool_dtype dtypes[] = {AVGPOOL_DTYPE_F16, AVGPOOL_DTYPE_BF16, AVGPOOL_DTYPE_F32};
+  for (const Shape& s : shapes)
+    for (avgpool_dtype dt : dtypes)
+      for (int lay = 0; lay < 2; ++lay)
+        for (int num = 0; num < 2; ++num) {
+          avgpool_params p = shape_params(s.n, s.c, s.h, s.w, s.kh, s.kw, s.sh, s.sw, s.ph, s.pw, s.ceil);
+          p.count_include_pad = s.incl;
+          p.divisor_override = s.divisor;
+          p.dtype = dt;
+          p.layout = (avgpool_layout)lay;
+          p.numerics = (avgpool_numerics)num;
+          std::vector<char> src = random_src(p, rng, -2.0, 2.0);
+          sprinkle_specials(p.dtype, src.data(), p.n * p.c * p.h * p.w, 0.001, rng);
+          CHECK(check_impls(p, src.data(), {"cuda:any_direct"}, &runs, rng, num == 0) == 1);
+        }
+  print_runs("grouped cuda:any_direct runs", runs);
 }
 
 TEST_CASE("CPU and CUDA agree bitwise in pytorch numerics") {
