@@ -86,6 +86,11 @@ struct Job {
   // NHWC, fast numerics, sw == 1, kw in [4, 16], channels a multiple of one
   // vector: interior columns by the separable ring kernel (nhwc_s1_sweep).
   bool sep_s1;
+  // f16/bf16 NHWC, a vector of channels or more (16 floats), no row sums
+  // first, not the ring kernel: the blocks read the input channel vectors
+  // directly (run_block). Decided here because the row-chunk split
+  // (nchunks), which converts rows first, is turned off for these jobs.
+  bool half_direct;
   // Scratch, one buffer per thread (64-byte aligned, at least scratch_bytes
   // in CpuConfig), laid out once here for the kernels: at 0 the window rows'
   // pointers (max_rows); at vsum_at the vertical sum (span_cap elements, then

@@ -189,6 +189,10 @@ void plan_job(const Problem& q, CpuConfigOf<A>* c) {
   const bool row_gaps = q.sw > q.kw && !converts;
   if (!nchw && fast && !j.sep_s1 && (!converts || q.c < 16) && q.kh >= 3 && j.max_rows < kTallRows && !row_gaps)
     j.tall = j.presum = true;
+  // Blocks that read f16/bf16 channel vectors directly (Job::half_direct):
+  // 16 floats are one vector in every instruction set (simd.inl), and with
+  // more than one channel run_block's row sums are exactly presum.
+  j.half_direct = converts && j.vec >= 16 && !j.presum && !(j.rcp_table && j.sep_s1);
 
   // Flat interior rows (see flat_rows in kernels.inl).
   int64_t ylo = 0;
@@ -237,16 +241,15 @@ void plan_job(const Problem& q, CpuConfigOf<A>* c) {
     if (cr < (j.max_rows + kMaxChunks - 1) / kMaxChunks) cr = (j.max_rows + kMaxChunks - 1) / kMaxChunks;
     const int64_t nc = (j.max_rows + cr - 1) / cr;
     const int64_t acc = (int64_t)sizeof(A);
-    // Not where the blocks read f16/bf16 channel vectors directly (run_block's
-    // half_direct): a chunk converts its rows to float first. 24 random
+    // Not where the blocks read f16/bf16 channel vectors directly
+    // (Job::half_direct): a chunk converts its rows to float first. 24 random
     // NHWC f16/bf16 configurations of 16+ channels and few output rows
     // (2-core Intel Xeon VM, 2026-12-02, best of two alternated runs): fast
     // numerics 1.77x faster, geomean (34x510x9x73 k8 s8 bf16 1.24 -> 0.62
     // ms, 0.56 -> 1.12x oneDNN; 1x69x20x857 k11x1 s13x1 3.7x), now level
     // with pytorch numerics, whose unchanged path moved 0.95x in the same
     // runs (the spread).
-    const bool halves_read_directly = converts && j.vec >= 16 && !j.presum && !j.sep_s1;
-    if (fast && nc >= 2 && !halves_read_directly && q.ow * j.vec <= kMaxPartialBytes / acc / nc / out_rows) {
+    if (fast && nc >= 2 && !j.half_direct && q.ow * j.vec <= kMaxPartialBytes / acc / nc / out_rows) {
       j.chunk_rows = cr;
       j.nchunks = nc;
       c->partial_bytes = (size_t)align64(out_rows * nc * q.ow * j.vec * acc);

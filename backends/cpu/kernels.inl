@@ -1014,14 +1014,6 @@ void run_block(const Job& jb, int64_t p0, int64_t p1, int64_t oy0, int64_t oy1, 
   // tall windows (Job::tall), whose rows are then read once, in order.
   const bool sums = jb.presum && (jb.tall || !fused_applies<A>(jb));
   const bool nt = direct && jb.nt_out;
-  // f16/bf16 in NHWC, windows summed directly: read from the input rows and
-  // written to dst with conversions in registers. Converting the window rows
-  // into a float buffer first cost a second pass through L1/L2 (bf16
-  // 4x128x669x370 k4 s4: 10.2 ms against 7.0 with half-size blocks and
-  // 4.4-6.2 ms direct; oneDNN 6.5). Also above 256 channels, where f32 goes
-  // pixel by pixel through an accumulator row (bf16 16x512x28x28 k2 s2 0.41
-  // -> 0.21 ms, f16 16x300x30x30 k3 s1 p1 1.38 -> 0.52).
-  const bool half_direct = !direct && V >= simd<A>::n && !sums && !(rcp_table && jb.sep_s1);
 
   for (int64_t p = p0; p < p1; ++p) {
     for (int64_t oy = oy0; oy < oy1; ++oy) {
@@ -1044,7 +1036,14 @@ void run_block(const Job& jb, int64_t p0, int64_t p1, int64_t oy0, int64_t oy1, 
         const int64_t ob0 = blk * jb.ob, ob1 = imin(ob0 + jb.ob, jb.ow);
         const int64_t xa = jb.block_cols[2 * blk], xb = jb.block_cols[2 * blk + 1];
         if constexpr (!direct) {
-          if (half_direct) {
+          // f16/bf16 in NHWC, windows summed directly (Job::half_direct): read from the
+          // input rows and written to dst with conversions in registers. Converting the
+          // window rows into a float buffer first cost a second pass through L1/L2 (bf16
+          // 4x128x669x370 k4 s4: 10.2 ms against 7.0 with half-size blocks and 4.4-6.2 ms
+          // direct; oneDNN 6.5). Also above 256 channels, where f32 goes pixel by pixel
+          // through an accumulator row (bf16 16x512x28x28 k2 s2 0.41 -> 0.21 ms, f16
+          // 16x300x30x30 k3 s1 p1 1.38 -> 0.52).
+          if (jb.half_direct) {
             const T** rows = reinterpret_cast<const T**>(s);
             for (int64_t r = 0; r < nr; ++r) rows[r] = srow + r * row_len + xa * V;
             horizontal_nhwc<false>(jb, rows, nr, xa, ob0, ob1, div, rcp, drow + ob0 * V);
