@@ -10,7 +10,8 @@ namespace avgpool::cuda {
 extern const Impl kNchwRowStreamImpl;     // nchw_row_stream.cu
 extern const Impl kNchwVecColumnWalkImpl; // nchw_vec_column_walk.cu
 extern const Impl kNchwColumnWalkImpl;    // nchw_column_walk.cu
-extern const Impl kNchwTiledImpl;         // nchw_tiled.cu
+extern const Impl kNchwTiledImpl;         // tiled.cu
+extern const Impl kNhwcTiledImpl;         // tiled.cu
 extern const Impl kNchwRowBulkImpl;       // nchw_row_bulk.cu
 extern const Impl kNchwStrideEqImpl;      // nchw_stride_eq.cu
 extern const Impl kNhwcTileStreamImpl;    // nhwc_tile_stream.cu
@@ -26,9 +27,16 @@ extern const Impl kBackwardColumnsImpl;   // backward_columns.cu
 extern const Impl kBackwardGatherImpl;    // backward_gather.cu
 extern const Impl kBackwardTilesImpl;     // backward_tiles.cu
 
-// Outputs one block of cuda:nchw_tiled computes on problem (0 when it
-// declines it): the policy passes over tiles too small to pay for themselves.
-int64_t nchw_tiled_outputs_per_block(const Problem& problem, const DeviceInfo& device);
+// The tiles cuda:nchw_tiled or cuda:nhwc_tiled (the problem's layout) plans
+// for problem (zeros when it declines it): outputs per block, and the reads
+// a tile saves, as window inputs per output over the inputs staged per
+// output (one thread per output loads the whole window). The policy passes
+// over tiles too small or sharing too little to pay for themselves.
+struct TiledShape {
+  int64_t outputs_per_block = 0;
+  double window_reuse = 0;
+};
+TiledShape tiled_shape(const Problem& problem, const DeviceInfo& device);
 
 // Work units (a few output rows of one plane each) cuda:nchw_row_stream
 // hands out on problem: the policy keeps its persistent grid busy.

@@ -15,12 +15,12 @@ const Impl* const kImpls[] = {&kNchwRowStreamImpl, &kNchwVecColumnWalkImpl, &kNc
                               &kNchwTiledImpl,     &kNchwRowBulkImpl,       &kNchwStrideEqImpl,
                               &kNhwcTileStreamImpl, &kNhwcColumnWalkImpl,   &kAnyDirectImpl,
                               &kNchwWindowTeamImpl, &kNchwWindowChainImpl,  &kAnyWindowSplitImpl,
-                              &kAnyWindowTilesImpl,
+                              &kAnyWindowTilesImpl, &kNhwcTiledImpl,
                               &kBackwardAsForwardImpl, &kBackwardBroadcastImpl, &kBackwardTilesImpl,
                               &kBackwardColumnsImpl,   &kBackwardGatherImpl};
 
-// Threads of one cuda:nchw_tiled block: tiles of fewer than two outputs per
-// thread do not pay for themselves.
+// Threads of one cuda:nchw_tiled / cuda:nhwc_tiled block: tiles of fewer
+// than two outputs per thread do not pay for themselves.
 constexpr int64_t kTiledThreads = 256;
 
 bool half_type(const Problem& q) { return q.element_size == 2; }
@@ -57,7 +57,7 @@ bool row_stream_wanted(const Problem& q, const DeviceInfo& device) {
 bool tiled_wanted(const Problem& q, const DeviceInfo& device) {
   if (q.stride_equals_kernel() && q.kh * q.kw > 4) return false;
   if (!fast(q) && q.kh * q.kw > 25) return false;
-  return nchw_tiled_outputs_per_block(q, device) >= 2 * kTiledThreads;
+  return tiled_shape(q, device).outputs_per_block >= 2 * kTiledThreads;
 }
 
 // cuda:nchw_stride_eq before cuda:nchw_row_bulk for stride == kernel in
@@ -244,6 +244,35 @@ bool nhwc_direct_first(const Problem& q) {
          covered_rows * covered_cols < 0.5 || few_vectors_small_plane;
 }
 
+// Where NHWC goes direct, cuda:nhwc_tiled first in fast numerics when its
+// tiles spare at least kTiledReuse loads of the window per staged input
+// (clipped window inputs per output over the inputs staged per output),
+// hold at least two outputs per thread, and the windows overlap along the
+// rows (kw > sw), where its horizontal sums share their terms; sharing rows
+// alone, direct keeps up through L1. H200, 2026-12-02, device time, fast
+// numerics, direct's time over the tiles':
+//  - forced on 90 random NHWC configurations of overlapping windows
+//    (seeds 40-51): at a reuse of 7 or more faster on all 8 (9x3x178x1407
+//    k11 s1 f16 4.26x, 2x3x1788x471 k8 s1 f64 1.74x, 4x17x75x737 k7 s1 f64
+//    1.33x, 115x1x170x656 k2x8 s1 f32 1.23x); between 5 and 7 on 2 of 4
+//    (3x90x1471x129 k3 s1 f16 0.61x); below 5, 0.07-1.35x, mostly slower:
+//    pixels of many channels leave a tile few pixels wide, and direct
+//    groups their channels;
+//  - the 21 configurations the reuse bound alone took among the sweeps of
+//    seeds 29-32 and 53-60: 1.49x geomean, 16 faster (38x5x984x984 k11 s1
+//    f16 5.01x, 1x23x1593x1593 k9 s1 bf16 3.17x), the slower ones windows
+//    not overlapping along rows (1x6x939x107 k11x8 s1x10 0.50x, 8x17x982x1530
+//    k10 s1x10 0.84x, 195x7x1534x128 k9x4 s1x6 0.80x), a 13-pixel row
+//    (5482x7x166x13 k9x5 s1x3 0.84x) and an 8-microsecond problem (0.84x).
+// Pytorch numerics sum each window from the tile one element at a time,
+// which was slower than direct (0.45x geomean over the 90) and stays direct.
+constexpr double kTiledReuse = 7;
+bool nhwc_tiles_before_direct(const Problem& q, const DeviceInfo& device) {
+  if (!fast(q) || q.kw <= q.sw) return false;
+  const TiledShape t = tiled_shape(q, device);
+  return t.window_reuse >= kTiledReuse && t.outputs_per_block >= 2 * kTiledThreads;
+}
+
 // cuda:nhwc_tile_stream, except where cuda:nhwc_column_walk measured faster
 // in fast numerics (ms there against here):
 //  - square 3/5/7 windows at row stride 2, and 7x7 (k3 s2 p1 ceil 0.073
@@ -427,7 +456,10 @@ size_t auto_order(const Problem& q, const DeviceInfo& device, Direction directio
     add(&kNchwRowBulkImpl);        // rows that fit in shared memory
     add(&kNchwStrideEqImpl);       // stride == kernel at any width
   } else {
-    if (nhwc_direct_first(q)) add(&kAnyDirectImpl);
+    if (nhwc_direct_first(q)) {
+      if (nhwc_tiles_before_direct(q, device)) add(&kNhwcTiledImpl);
+      add(&kAnyDirectImpl);
+    }
     if (tile_stream_wanted(q)) add(&kNhwcTileStreamImpl);
     add(&kNhwcColumnWalkImpl);
   }

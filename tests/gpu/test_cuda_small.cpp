@@ -75,7 +75,7 @@ TEST_CASE("the CUDA implementations are registered; AUTO follows the measured ch
                                                       "cuda:nhwc_tile_stream", "cuda:nhwc_column_walk",
                                                       "cuda:any_direct", "cuda:nchw_window_team",
                                                       "cuda:nchw_window_chain", "cuda:any_window_split",
-                                                      "cuda:any_window_tiles"});
+                                                      "cuda:any_window_tiles", "cuda:nhwc_tiled"});
   // (kernel, stride, padding, numerics) -> what AUTO picks on 2x3x64x64 f32 NCHW
   struct Want {
     int k, s, pad;
@@ -143,8 +143,14 @@ TEST_CASE("the CUDA implementations are registered; AUTO follows the measured ch
       {5, 1, 2, AVGPOOL_NUMERICS_FAST, "cuda:nhwc_column_walk", 64, AVGPOOL_DTYPE_F64, 64, nhwc},
       {3, 1, 1, AVGPOOL_NUMERICS_FAST, "cuda:nhwc_tile_stream", 64, AVGPOOL_DTYPE_F64, 64, nhwc},
       {3, 2, 1, AVGPOOL_NUMERICS_PYTORCH, "cuda:nhwc_tile_stream", 64, f32, 64, nhwc},
-      {3, 1, 1, AVGPOOL_NUMERICS_FAST, "cuda:any_direct", 64, f32, 3, nhwc},     // 12-byte pixels
-      {3, 1, 1, AVGPOOL_NUMERICS_FAST, "cuda:any_direct", 64, f32, 4, nhwc},     // one 16-byte vector per pixel
+      {3, 1, 1, AVGPOOL_NUMERICS_PYTORCH, "cuda:any_direct", 64, f32, 3, nhwc},  // 12-byte pixels
+      {3, 1, 1, AVGPOOL_NUMERICS_FAST, "cuda:nhwc_tiled", 64, f32, 3, nhwc},     // ... a tile spares 8 loads per input
+      {11, 1, 1, AVGPOOL_NUMERICS_FAST, "cuda:nhwc_tiled", 256, AVGPOOL_DTYPE_F16, 3, nhwc, 2, 128},  // ... 60
+      {11, 1, 1, AVGPOOL_NUMERICS_PYTORCH, "cuda:any_direct", 256, AVGPOOL_DTYPE_F16, 3, nhwc, 2, 128},
+      {7, 6, 0, AVGPOOL_NUMERICS_FAST, "cuda:any_direct", 256, f32, 17, nhwc},  // little overlap: direct
+      {3, 1, 1, AVGPOOL_NUMERICS_PYTORCH, "cuda:any_direct", 64, f32, 4, nhwc},  // one 16-byte vector per pixel
+      {3, 1, 1, AVGPOOL_NUMERICS_FAST, "cuda:nhwc_tiled", 64, f32, 4, nhwc},
+      {3, 3, 0, AVGPOOL_NUMERICS_FAST, "cuda:any_direct", 64, f32, 4, nhwc},     // no overlap along rows
       {3, 2, 1, AVGPOOL_NUMERICS_FAST, "cuda:any_direct", 64, AVGPOOL_DTYPE_F64, 64, nhwc},  // strided f64
       {11, 0, 0, AVGPOOL_NUMERICS_FAST, "cuda:any_direct", 20, f32, 64, nhwc},  // windows over 47 % of the input
       {11, 0, 0, AVGPOOL_NUMERICS_FAST, "cuda:nhwc_column_walk", 2048, f32, 64, nhwc}, // a tile's rows too wide
@@ -395,6 +401,30 @@ TEST_CASE("random configurations of cuda:nhwc_tile_stream's shapes (NHWC, 16-byt
   });
   if (bulk_copy_expected()) CHECK(runs["cuda:nhwc_tile_stream"] > count / 2);
   else CHECK(runs["cuda:nhwc_tile_stream"] == 0);  // below sm_90: declined
+}
+
+TEST_CASE("random configurations of cuda:nhwc_tiled's shapes (NHWC, any channel count, overlapping windows)") {
+  // Channel counts that are not 16-byte groups (1, 3, 5, 23, 106 ...) and
+  // some that are, windows up to 11x11 moving by less than their size (the
+  // tiles' case) and some that do not, rows whose bytes are not multiples
+  // of 16 (element loads), padding, ceil, divisors, both numerics, NaN/Inf,
+  // unaligned pointers.
+  const int count = quick() ? 20 : 200;
+  std::map<std::string, int> runs =
+      check_shaped_draws("nhwc-tiled", 20261203, count, 2, [](int /*draw*/, std::mt19937_64& rng, avgpool_params* p) {
+    p->layout = AVGPOOL_LAYOUT_NHWC;
+    p->n = 1 + (int64_t)(rng() % 3);
+    p->c = std::vector<int64_t>{1, 2, 3, 4, 5, 7, 8, 12, 23, 66, 106, 130}[(size_t)(rng() % 12)];
+    p->kernel_h = 1 + (int64_t)(rng() % 11);
+    p->kernel_w = 1 + (int64_t)(rng() % 11);
+    p->stride_h = 1 + (int64_t)(rng() % (rng() % 4 == 0 ? 12 : p->kernel_h));
+    p->stride_w = 1 + (int64_t)(rng() % (rng() % 4 == 0 ? 12 : p->kernel_w));
+    p->padding_h = (int64_t)(rng() % (p->kernel_h / 2 + 1));
+    p->padding_w = (int64_t)(rng() % (p->kernel_w / 2 + 1));
+    p->h = p->kernel_h + (int64_t)(rng() % 60);
+    p->w = p->kernel_w + (int64_t)(rng() % 60);
+  });
+  CHECK(runs["cuda:nhwc_tiled"] > count / 2);
 }
 
 TEST_CASE("random configurations of cuda:nchw_row_stream's shapes (wide NCHW rows, 1 to 3 output rows per input row)") {
