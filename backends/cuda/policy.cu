@@ -28,8 +28,14 @@ bool fast(const Problem& q) { return q.numerics == AVGPOOL_NUMERICS_FAST; }
 
 // cuda:nchw_row_stream wants wide output rows (>= 128 outputs, so most of its
 // consumer warps work), and either
-//  - stride >= kernel: seed 3.955 ms against 4.040 on cuda:nchw_row_bulk;
-//    f16/bf16 pytorch numerics 2.02 against 2.14;
+//  - stride >= kernel along both axes: seed 3.955 ms against 4.040 on
+//    cuda:nchw_row_bulk; f16/bf16 pytorch numerics 2.02 against 2.14. Not
+//    where only the rows do not overlap: each consumer then sums every
+//    input kw / sw times from shared memory, and forced (H200, 2026-12-01
+//    and -02, device time) it ran 1.6-2.7x the time of the fastest kernel
+//    on all 4 such configurations (393x9x200x200 k8 s10x1 f32 0.975 ms
+//    against 0.366 on cuda:any_direct, 0.52x PyTorch; 1x2x1400x1400 k9
+//    s9x2, 4x26x1423x926 k6 s6x1 f64, 6x49x912x1984 k4 s4x3 f16);
 //  - or large overlapping windows that feed at most 3 output rows per input
 //    row: k11 s4 on 1024x1024 planes 1.36 ms against 2.22 on
 //    cuda:nchw_row_bulk (pytorch numerics 1.56 against 3.98). Not 5x5 at
@@ -45,7 +51,7 @@ constexpr int64_t kRowStreamUnitsPerSm = 6;
 bool row_stream_wanted(const Problem& q, const DeviceInfo& device) {
   if (q.ow < 128 || q.kh * q.kw <= 4) return false;
   if (nchw_row_stream_units(q) < kRowStreamUnitsPerSm * device.sms) return false;
-  if (q.kh <= q.sh) return true;
+  if (q.kh <= q.sh) return q.kw <= q.sw;
   return ceil_div(q.kh, q.sh) <= 3 && q.kh >= 8;
 }
 
@@ -266,6 +272,12 @@ bool nhwc_direct_first(const Problem& q) {
 //    (5482x7x166x13 k9x5 s1x3 0.84x) and an 8-microsecond problem (0.84x).
 // Pytorch numerics sum each window from the tile one element at a time,
 // which was slower than direct (0.45x geomean over the 90) and stays direct.
+// The same rule for cuda:nchw_tiled where NCHW goes direct was tried and
+// not kept: at a reuse of 10 or more it was 1.23x faster than direct in
+// geomean on 40 configurations of seeds 700-899, but slower on 10, and 6
+// of those fell below PyTorch (3x291x1395x14 k10x7 s2 f64 0.57x of direct's
+// speed, 825x2x1173x63 k10 s1x5 bf16 0.60x), where direct was above it on
+// all 40.
 constexpr double kTiledReuse = 7;
 bool nhwc_tiles_before_direct(const Problem& q, const DeviceInfo& device) {
   if (!fast(q) || q.kw <= q.sw) return false;

@@ -87,6 +87,7 @@ TEST_CASE("the CUDA implementations are registered; AUTO follows the measured ch
     avgpool_layout layout = AVGPOOL_LAYOUT_NCHW;
     int64_t n = 2;  // batch (cuda:nchw_row_stream wants several work units per SM)
     int64_t h = 64;
+    int64_t sw = 0;  // column stride when not s
   };
   const avgpool_dtype f32 = AVGPOOL_DTYPE_F32;
   const avgpool_layout nhwc = AVGPOOL_LAYOUT_NHWC;
@@ -125,6 +126,8 @@ TEST_CASE("the CUDA implementations are registered; AUTO follows the measured ch
       {11, 0, 0, AVGPOOL_NUMERICS_FAST, "cuda:any_direct", 1024, AVGPOOL_DTYPE_F16},  // wide half rows, ow < 128
       {3, 4, 0, AVGPOOL_NUMERICS_FAST, "cuda:any_direct"},       // gaps between windows
       {2, 3, 0, AVGPOOL_NUMERICS_PYTORCH, "cuda:any_direct", 2048},
+      {8, 10, 0, AVGPOOL_NUMERICS_FAST, "cuda:any_direct", 200, f32, 200, AVGPOOL_LAYOUT_NCHW, 2, 200, 1},  // rows apart, columns overlapping
+      {8, 10, 0, AVGPOOL_NUMERICS_PYTORCH, "cuda:any_direct", 200, f32, 200, AVGPOOL_LAYOUT_NCHW, 2, 200, 1},
       {11, 4, 0, AVGPOOL_NUMERICS_FAST, "cuda:nchw_row_stream", 1024, f32, 3, AVGPOOL_LAYOUT_NCHW, 256},  // large overlapping windows
       {11, 4, 0, AVGPOOL_NUMERICS_PYTORCH, "cuda:nchw_row_stream", 1024, f32, 3, AVGPOOL_LAYOUT_NCHW, 256},
       // NHWC: tiles streamed through shared memory where channels come in
@@ -183,6 +186,7 @@ TEST_CASE("the CUDA implementations are registered; AUTO follows the measured ch
     p.layout = w.layout;
     p.kernel_h = p.kernel_w = w.k;
     p.stride_h = p.stride_w = w.s;
+    if (w.sw) p.stride_w = w.sw;
     p.padding_h = p.padding_w = w.pad;
     p.numerics = w.num;
     avgpool_plan* plan = nullptr;
