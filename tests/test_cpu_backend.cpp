@@ -259,6 +259,8 @@ TEST_CASE("small NCHW planes, 16 at a time: every dtype, numerics, partial group
       {2, 17, 7, 7, 2, 2, 2, 2, 0, 0, 1},    {1, 33, 30, 30, 5, 5, 1, 1, 2, 2, 0},
       {2, 16, 28, 28, 3, 3, 2, 2, 1, 1, 1},  {1, 20, 47, 19, 9, 9, 2, 2, 4, 0, 0},
       {1, 17, 70, 75, 3, 3, 2, 2, 1, 1, 0},  {2, 9, 300, 13, 1, 1, 2, 3, 0, 0, 0},
+      // fast numerics sum each column's window rows first (windows overlapping along rows)
+      {2, 9, 22, 22, 9, 9, 2, 2, 3, 3, 1},   {1, 19, 40, 14, 6, 7, 1, 1, 3, 2, 1},
       // global windows (pytorch numerics and f16/bf16 take the path)
       {4, 17, 7, 7, 7, 7, 7, 7, 0, 0, 0},    {1, 70, 8, 8, 11, 11, 11, 11, 2, 2, 0},
   };

@@ -339,7 +339,7 @@ void plan_job(const Problem& q, CpuConfigOf<A>* c) {
   j.conv_stride = align64(j.span_cap * acc) / acc;
   if (converts) at += (j.nchunks > 0 ? j.chunk_rows : j.max_rows) * j.conv_stride * acc;  // rows one unit converts
   j.across_at = at = align64(at);
-  if (j.across) at += (q.h * q.w + q.oh * q.ow) * 16 * acc;
+  if (j.across) at += (q.h * q.w + q.oh * q.ow + q.w) * 16 * acc;  // pixels, outputs, a row of column sums
   c->scratch_bytes = (size_t)align64(at + 64);
 
   // Parallel units: a run of output rows of one plane, or whole planes.
