@@ -67,9 +67,10 @@ struct TileArgs : Geometry {
 
 // One tile: plane (NHWC: image) p, output pixels [oy0, oy0 + noy) x
 // [ox0, ox0 + nox). Tile row 0 is input row ys, tile column 0 is element xa
-// of the row (a multiple of V); the first window starts at tile column xoff. Tile rows [r_lo, r_hi) lie in the
-// input, and chunks [c_lo, c_hi) of those rows are whole 16-byte loads
-// (empty unless aligned); everything else goes through load_chunk_edge.
+// of the row (a multiple of V); the first window starts at tile column
+// xoff. Tile rows [r_lo, r_hi) lie in the input, and chunks [c_lo, c_hi) of
+// those rows are whole 16-byte loads (empty unless aligned); everything
+// else goes through load_chunk_edge.
 struct Tile {
   int64_t p, oy0, ox0, ys, xa, base;  // base: element offset of (ys, xa) in src
   int noy, nox, xoff, r_lo, r_hi, c_lo, c_hi;
