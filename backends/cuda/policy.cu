@@ -15,7 +15,7 @@ const Impl* const kImpls[] = {&kNchwRowStreamImpl, &kNchwVecColumnWalkImpl, &kNc
                               &kNchwTiledImpl,     &kNchwRowBulkImpl,       &kNchwStrideEqImpl,
                               &kNhwcTileStreamImpl, &kNhwcColumnWalkImpl,   &kAnyDirectImpl,
                               &kNchwWindowTeamImpl, &kNchwWindowChainImpl,  &kAnyWindowSplitImpl,
-                              &kAnyWindowTilesImpl, &kNhwcTiledImpl,
+                              &kAnyWindowTilesImpl, &kNhwcTiledImpl,       &kAnyPointwiseImpl,
                               &kBackwardAsForwardImpl, &kBackwardBroadcastImpl, &kBackwardTilesImpl,
                               &kBackwardColumnsImpl,   &kBackwardGatherImpl};
 
@@ -41,6 +41,28 @@ bool fast(const Problem& q) { return q.numerics == AVGPOOL_NUMERICS_FAST; }
 //    cuda:nchw_row_bulk (pytorch numerics 1.56 against 3.98). Not 5x5 at
 //    stride 1 (3.86 against 1.93 on cuda:nchw_tiled), nor the small windows
 //    the column walks take.
+// In the stride >= kernel case only where a window row is at least 16
+// bytes (kw * element size): forced (H200, 2026-12-02, device time) its
+// consumers were 1.09-2.38x cuda:any_direct's time on all 9 random
+// configurations with window rows of 6-14 bytes, all f16/bf16 (14x6x1232x1232
+// k8x7 s8x7 f16 0.174 ms against 0.075, 0.49x PyTorch; 4x64x2048x2048 k8x7
+// bf16 1.29 against 0.60; 165x3x1119x2048 k2x7 f16 2.38x), while from 16
+// bytes it kept up or led: the f16 and bf16 seed (22 bytes) 1.98 ms against
+// 2.55 on cuda:any_direct and 2.01 on cuda:nchw_stride_eq, f64 windows of
+// 32-88 bytes 0.88-1.00x direct's time, f32 k6 (24 bytes) 1.06x. Checked
+// on 20 configurations the row stream takes by the other conditions (seed
+// 6262, not tuned on): the 9 with window rows under 16 bytes went to
+// cuda:any_direct, 1.91x faster in geomean, none slower, below 0.97x
+// PyTorch 7 -> 0, both numerics. And there only on output rows of at most
+// kRowStreamOneColumn outputs, one column per consumer thread: beyond, the
+// threads that own a second column (tid + 256) take twice the others'
+// work, and the block's 72 registers leave two blocks per SM instead of
+// three. Forced, no configuration of more than 256 outputs a row ran
+// faster on it than on cuda:any_direct (ratios 1.00-1.52 with window rows
+// of 16 bytes or more: 15x16x651x1952 k10x6 f32 1.36, 1x15x717x1992 k3x7
+// f32 1.52, 1x16x2048x1606 k9x4 f64 1.13); on 16 such configurations of
+// seed 7373, not tuned on, direct was 1.08x faster in geomean (worst
+// 0.98x), below 0.97x PyTorch 6 -> 0 (fast) and 7 -> 0 (pytorch numerics).
 // Not 2x2 windows at any width (1x1x1230x1832 k2 s2 f16: 0.033 ms against
 // 0.005 on cuda:nchw_column_walk), nor problems of fewer than
 // kRowStreamUnitsPerSm work units per SM for its persistent grid of three
@@ -48,10 +70,13 @@ bool fast(const Problem& q) { return q.numerics == AVGPOOL_NUMERICS_FAST; }
 // 1x1x1256x1256 k7x2 s7x2 f64, 179 units: 0.66x; H200, 2026-12-01, device
 // time).
 constexpr int64_t kRowStreamUnitsPerSm = 6;
+constexpr int64_t kRowStreamWindowRowBytes = 16;
+constexpr int64_t kRowStreamOneColumn = 256;
 bool row_stream_wanted(const Problem& q, const DeviceInfo& device) {
   if (q.ow < 128 || q.kh * q.kw <= 4) return false;
   if (nchw_row_stream_units(q) < kRowStreamUnitsPerSm * device.sms) return false;
-  if (q.kh <= q.sh) return q.kw <= q.sw;
+  if (q.kh <= q.sh)
+    return q.kw <= q.sw && q.kw * q.element_size >= kRowStreamWindowRowBytes && q.ow <= kRowStreamOneColumn;
   return ceil_div(q.kh, q.sh) <= 3 && q.kh >= 8;
 }
 
@@ -147,10 +172,23 @@ constexpr int64_t kWideWindow = 49;
 // whatever the count: the benchmark's 256x2048x7x7 global 7x7 ran 0.070 ms
 // on cuda:any_direct against 0.034 on cuda:nchw_row_bulk, which reads the
 // packed planes with whole-block copies.
+// One output column is staged for 4- and 8-byte types only: on 36 random
+// configurations of one output column and several output rows (H200,
+// 2026-12-02, forced, device time) the staging kernel ran f32/f64 in 0.71
+// of direct's time (geomean of 14, fast numerics; 0.93 in pytorch
+// numerics), but f16/bf16 in 1.61x (fast; 1.25x pytorch numerics; 22
+// configurations), where 15 of the 22 fell below 0.97x PyTorch in fast
+// numerics (474x8x649x13 k11x7 s3x8 f16 0.26x, 6030x3x1823x5 k10x5 s5 f16
+// 0.35x) and direct left 1 (17x256x1114x6 k10x6 s11x9 f16, 0.93x against
+// 0.91x staged). Checked on 16 more f16/bf16 ones (seed 5151, not tuned
+// on): 1.17x faster in fast numerics and 1.13x in pytorch numerics
+// (geomean), but slower on 6 and 7 of them (904x3x1814x16 k11x10 s2x12
+// f16 0.35x, 2.90x -> 1.03x PyTorch; 1185x2x1363x16 k9 s6x11 0.52x, 1.75x
+// -> 0.92x); below 0.97x PyTorch 8 -> 1 in each numerics.
 constexpr int64_t kDirectBlockThreads = 256;
 bool few_outputs_of_wide_windows(const Problem& q, const DeviceInfo& device) {
   if (q.window_inputs() < kWideWindow) return false;
-  if (q.ow == 1 && q.oh > 1) return true;
+  if (q.ow == 1 && q.oh > 1) return !half_type(q);
   const bool whole_plane = q.window_inputs() == q.h * q.w;
   return q.oh * q.ow <= kFewOutputs && (q.dst_elements < kDirectBlockThreads * device.sms || whole_plane);
 }
@@ -380,6 +418,13 @@ bool row_stream_chains(const Problem& q) {
   return q.layout == AVGPOOL_LAYOUT_NCHW && !fast(q) && q.kh > q.sh && q.oh > 1 && ceil_div(q.kh, q.sh) <= 3;
 }
 
+// Windows of one element at stride 1: an elementwise pass over 16-byte
+// vectors (cuda:any_pointwise), in both layouts and numerics. Forced on 32
+// such configurations of 1 MB to 2 GB (H200, 2026-12-02, device time): 2.16x
+// faster than cuda:any_direct in geomean, never slower (1.00-5.26x); the 16
+// of 64 MB or more at 0.86-0.97 of the copy roofline, against 0.26-0.68.
+bool pointwise(const Problem& q) { return q.kh == 1 && q.kw == 1 && q.sh == 1 && q.sw == 1; }
+
 size_t auto_order(const Problem& q, const DeviceInfo& device, Direction direction, const Impl** out, size_t cap) {
   size_t n = 0;
   auto add = [&](const Impl* impl) {
@@ -446,6 +491,7 @@ size_t auto_order(const Problem& q, const DeviceInfo& device, Direction directio
     add(&kBackwardGatherImpl);
     return n;
   }
+  if (pointwise(q)) add(&kAnyPointwiseImpl);
   if (window_tiles_wanted(q)) add(&kAnyWindowTilesImpl);
   if (large_window(q)) {
     if (q.layout == AVGPOOL_LAYOUT_NCHW) {

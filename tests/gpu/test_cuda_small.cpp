@@ -27,6 +27,12 @@ using namespace gpu_test;
 
 namespace {
 
+// Implementations whose shapes the golden cases and the general random draw
+// (almost) never have: each has a test of its own shapes below.
+bool has_own_test(const std::string& name) {
+  return name == "cuda:nchw_vec_column_walk" || name == "cuda:any_pointwise";
+}
+
 // AVGPOOL_GPU_TEST_QUICK=1 (for compute-sanitizer): every 8th golden case,
 // 60 random configurations, targeted shapes in f32 only.
 
@@ -75,7 +81,8 @@ TEST_CASE("the CUDA implementations are registered; AUTO follows the measured ch
                                                       "cuda:nhwc_tile_stream", "cuda:nhwc_column_walk",
                                                       "cuda:any_direct", "cuda:nchw_window_team",
                                                       "cuda:nchw_window_chain", "cuda:any_window_split",
-                                                      "cuda:any_window_tiles", "cuda:nhwc_tiled"});
+                                                      "cuda:any_window_tiles", "cuda:nhwc_tiled",
+                                                      "cuda:any_pointwise"});
   // (kernel, stride, padding, numerics) -> what AUTO picks on 2x3x64x64 f32 NCHW
   struct Want {
     int k, s, pad;
@@ -93,6 +100,9 @@ TEST_CASE("the CUDA implementations are registered; AUTO follows the measured ch
   const avgpool_layout nhwc = AVGPOOL_LAYOUT_NHWC;
   const Want wants[] = {
       {4, 0, 0, AVGPOOL_NUMERICS_FAST, "cuda:any_direct"},     // stride == kernel beyond 2x2, rows < 1024
+      {1, 1, 0, AVGPOOL_NUMERICS_FAST, "cuda:any_pointwise"},  // windows of one element at stride 1
+      {1, 1, 0, AVGPOOL_NUMERICS_PYTORCH, "cuda:any_pointwise", 64, AVGPOOL_DTYPE_BF16, 5, AVGPOOL_LAYOUT_NHWC},
+      {1, 2, 0, AVGPOOL_NUMERICS_FAST, "cuda:any_direct"},     // ... not strided
       {11, 0, 0, AVGPOOL_NUMERICS_FAST, "cuda:any_direct", 1024},  // ... and rows of 1024 (ow < 128)
       {2, 0, 0, AVGPOOL_NUMERICS_FAST, "cuda:nchw_column_walk", 160}, // 2x2 stride 2
       {4, 2, 1, AVGPOOL_NUMERICS_FAST, "cuda:any_direct"},     // output rows < 64
@@ -111,6 +121,7 @@ TEST_CASE("the CUDA implementations are registered; AUTO follows the measured ch
       {7, 2, 3, AVGPOOL_NUMERICS_FAST, "cuda:any_direct", 160},          // 7x7 beyond stride 1
       {11, 4, 0, AVGPOOL_NUMERICS_PYTORCH, "cuda:any_direct", 512},  // pytorch numerics: direct before staging
       {7, 5, 0, AVGPOOL_NUMERICS_FAST, "cuda:nchw_row_bulk", 10},    // one output column of wide windows
+      {7, 5, 0, AVGPOOL_NUMERICS_FAST, "cuda:any_direct", 10, AVGPOOL_DTYPE_F16},  // ... in f16: direct
       {20, 19, 0, AVGPOOL_NUMERICS_FAST, "cuda:nchw_row_bulk", 40},   // 6 outputs a plane of 400-input windows, few planes
       {20, 19, 0, AVGPOOL_NUMERICS_FAST, "cuda:any_direct", 40, f32, 4096},  // ... and many planes: a block per SM
       {7, 2, 0, AVGPOOL_NUMERICS_FAST, "cuda:nchw_row_bulk", 7, f32, 4096, AVGPOOL_LAYOUT_NCHW, 16, 7},  // global 7x7 stays staged
@@ -122,6 +133,9 @@ TEST_CASE("the CUDA implementations are registered; AUTO follows the measured ch
       {11, 0, 0, AVGPOOL_NUMERICS_FAST, "cuda:nchw_row_stream", 2048, AVGPOOL_DTYPE_BF16, 3, AVGPOOL_LAYOUT_NCHW,
        128},
       {11, 0, 0, AVGPOOL_NUMERICS_FAST, "cuda:any_direct", 2048},  // too few work units for the stream
+      {7, 0, 0, AVGPOOL_NUMERICS_FAST, "cuda:any_direct", 1792, AVGPOOL_DTYPE_BF16, 3, AVGPOOL_LAYOUT_NCHW,
+       256},  // window rows of 14 bytes
+      {11, 0, 0, AVGPOOL_NUMERICS_FAST, "cuda:any_direct", 4096, f32, 3, AVGPOOL_LAYOUT_NCHW, 64},  // ow 372 > 256
       {11, 0, 0, AVGPOOL_NUMERICS_FAST, "cuda:any_direct", 96, AVGPOOL_DTYPE_F16},  // narrow half rows
       {11, 0, 0, AVGPOOL_NUMERICS_FAST, "cuda:any_direct", 1024, AVGPOOL_DTYPE_F16},  // wide half rows, ow < 128
       {3, 4, 0, AVGPOOL_NUMERICS_FAST, "cuda:any_direct"},       // gaps between windows
@@ -287,13 +301,13 @@ TEST_CASE("every golden case on every CUDA implementation") {
   print_runs("golden runs", runs);
   print_runs("golden declined", declined);
   // No golden case has cuda:nchw_vec_column_walk' shape (square 3/5/7 window,
-  // stride 1, a width of 16-byte multiples): its own random test below
-  // checks it against the reference. Below sm_90 the bulk-copy
-  // implementations decline every case.
+  // stride 1, a width of 16-byte multiples) or cuda:any_pointwise's (1x1
+  // windows at stride 1): their own tests below check them against the
+  // reference. Below sm_90 the bulk-copy implementations decline every case.
   for (const std::string& name : cuda_impl_names()) {
     CAPTURE(name);
     if (is_bulk_copy_impl(name) && !bulk_copy_expected()) CHECK(runs[name] == 0);
-    else if (name != "cuda:nchw_vec_column_walk") CHECK(runs[name] > 0);
+    else if (!has_own_test(name)) CHECK(runs[name] > 0);
   }
 }
 
@@ -328,11 +342,12 @@ TEST_CASE("random configurations against the reference") {
   // about 1 draw in 130 here: the quick suite's 60 draws may miss it (its own
   // test below covers it in every mode). cuda:nchw_vec_column_walk' shapes
   // (square 3/5/7 window, stride 1, fast numerics, width a multiple of 16
-  // bytes) are rarer still: its own test below.
+  // bytes) and cuda:any_pointwise's (1x1 windows at stride 1) are rarer
+  // still: their own tests below.
   for (const std::string& name : cuda_impl_names()) {
     CAPTURE(name);
     if (is_bulk_copy_impl(name) && !bulk_copy_expected()) CHECK(runs[name] == 0);
-    else if (!(quick() && name == "cuda:nchw_column_walk") && name != "cuda:nchw_vec_column_walk") CHECK(runs[name] > 0);
+    else if (!(quick() && name == "cuda:nchw_column_walk") && !has_own_test(name)) CHECK(runs[name] > 0);
   }
 }
 
@@ -538,6 +553,36 @@ TEST_CASE("cuda:any_direct on problems it runs in output groups (f16, bf16, f32;
           CHECK(check_impls(p, src.data(), {"cuda:any_direct"}, &runs, rng, num == 0) == 1);
         }
   print_runs("grouped cuda:any_direct runs", runs);
+}
+
+TEST_CASE("cuda:any_pointwise: windows of one element at stride 1 (every dtype and layout, divisors, -0, NaN/Inf)") {
+  // Element counts that are not whole 16-byte vectors (a tail for the first
+  // threads), one element, and a problem of several vector steps per block;
+  // ceil_mode (no effect on 1x1), exclude-pad, divisor overrides; -0 among
+  // the inputs (PyTorch's sum starts at +0, so its output is +0) and
+  // NaN/Inf. check_impls offsets some pointers by one element: the scalar
+  // kernel's case.
+  const Shape shapes[] = {
+      {1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 1},
+      {1, 3, 7, 5, 1, 1, 1, 1, 0, 0, 1, 0},
+      {2, 5, 33, 17, 1, 1, 1, 1, 0, 0, 0, 1, 3},
+      {3, 37, 129, 67, 1, 1, 1, 1, 0, 0, 1, 1},
+      {2, 64, 250, 251, 1, 1, 1, 1, 0, 0, 0, 0, 7},
+  };
+  std::mt19937_64 rng(20261204);
+  std::map<std::string, int> runs;
+  int variants = 0;
+  for (const Shape& s : shapes)
+    for_each_variant(s, [&](const avgpool_params& p, int) {
+      std::vector<char> src = random_src(p, rng, -2.0, 2.0);
+      const int64_t sn = p.n * p.c * p.h * p.w;
+      for (int64_t i = 0; i < sn; i += 7) store_double(p.dtype, src.data(), i, -0.0);
+      sprinkle_specials(p.dtype, src.data(), sn, 0.001, rng);
+      check_all_impls(p, src.data(), &runs, rng, variants % 4 == 0);
+      ++variants;
+    });
+  print_runs("1x1 window runs", runs);
+  CHECK(runs["cuda:any_pointwise"] == variants);
 }
 
 TEST_CASE("CPU and CUDA agree bitwise in pytorch numerics") {
