@@ -300,6 +300,68 @@ TEST_CASE("small NCHW planes, 16 at a time: every dtype, numerics, partial group
   }
 }
 
+TEST_CASE("NCHW rows of one or two outputs: every dtype, numerics, divisors, special values") {
+  // Job::short_rows: each output summed in scalar, four planes side by side.
+  // Plane counts that leave a partial group of four; padding, ceil_mode,
+  // gaps between windows, tall windows, windows one column wide, few output
+  // rows (column blocks; the fast split of window rows into chunks).
+  const Shape shapes[] = {
+      {7, 5, 8, 8, 1, 4, 3, 5, 0, 0, 0},      {1, 97, 114, 15, 8, 9, 10, 7, 0, 0, 0},
+      {3, 7, 15, 8, 4, 5, 4, 5, 2, 1, 0},     {2, 9, 13, 10, 5, 7, 5, 7, 2, 3, 1},
+      {5, 3, 9, 3, 2, 2, 2, 2, 0, 0, 1},      {2, 9, 30, 5, 3, 1, 2, 3, 0, 0, 1},
+      {1, 6, 61, 6, 20, 5, 7, 4, 10, 2, 1},   {1, 3, 40, 10, 20, 11, 20, 9, 0, 5, 0},
+      {1, 2, 14000, 10, 9000, 10, 9000, 10, 0, 0, 0},
+  };
+  for (const Shape& s : shapes) {
+    avgpool_params p = s.params();
+    p.backend = AVGPOOL_BACKEND_CPU;
+    avgpool_plan* plan = nullptr;
+    REQUIRE(avgpool_plan_create(&p, &plan) == AVGPOOL_SUCCESS);
+    int64_t dims[4];
+    avgpool_plan_output_dims(plan, dims);
+    avgpool_plan_destroy(plan);
+    REQUIRE_MESSAGE(dims[3] <= 2, describe(p));
+    check_variants(p, {AVGPOOL_LAYOUT_NCHW}, 17);
+    for (int64_t divisor : {int64_t(1), int64_t(7)}) {  // divisor_override
+      avgpool_params q = p;
+      q.divisor_override = divisor;
+      check_variants(q, {AVGPOOL_LAYOUT_NCHW}, 19);
+    }
+    // NaN, infinities and signed zeros (a window of -0 sums to +0 from 0)
+    std::mt19937_64 rng(7);
+    for (int dtype = 0; dtype < 4; ++dtype)
+      for (int numerics = 0; numerics < 2; ++numerics) {
+        avgpool_params q = p;
+        q.dtype = (avgpool_dtype)dtype;
+        q.numerics = (avgpool_numerics)numerics;
+        const int64_t ns = src_count(q);
+        std::vector<unsigned char> src((size_t)(ns * element_size(q.dtype)));
+        const double specials[] = {NAN, INFINITY, -INFINITY, -0.0, 0.0, 1.5};
+        for (int64_t i = 0; i < ns; ++i) store_double(q.dtype, src.data(), i, -0.0);
+        for (int64_t i = 0; i < ns / 7; ++i)
+          store_double(q.dtype, src.data(), (int64_t)(rng() % (uint64_t)ns), specials[rng() % 6]);
+        CHECK(check_all_impls(q, src.data()) >= 1);
+      }
+    // every instruction set: the same bits (scalar sums; the row sums of
+    // tall windows use the masked loads of each instruction set)
+    for (int numerics = 0; numerics < 2; ++numerics) {
+      avgpool_params q = p;
+      q.dtype = AVGPOOL_DTYPE_F64;
+      q.numerics = (avgpool_numerics)numerics;
+      const int64_t ns = src_count(q), nd = dst_count(q);
+      std::vector<unsigned char> src((size_t)(ns * 8)), a((size_t)(nd * 8)), b((size_t)(nd * 8));
+      fill_random(q.dtype, src.data(), ns, 3, -5.0, 5.0);
+      REQUIRE(avgpool_forward(&q, src.data(), a.data(), nullptr) == AVGPOOL_SUCCESS);
+      for (const char* isa : {"base", "avx2"}) {
+        setenv("AVGPOOL_CPU_ISA", isa, 1);
+        REQUIRE(avgpool_forward(&q, src.data(), b.data(), nullptr) == AVGPOOL_SUCCESS);
+        unsetenv("AVGPOOL_CPU_ISA");
+        CHECK_MESSAGE(memcmp(a.data(), b.data(), a.size()) == 0, isa << ": " << describe(q));
+      }
+    }
+  }
+}
+
 TEST_CASE("kernel 1x1: strided copies in both layouts, divisors, signed zeros") {
   // Job::single: each output is (0 + x) / divisor of one input element.
   const Shape shapes[] = {

@@ -76,6 +76,13 @@ struct Job {
   // 16 planes.
   bool across;
   int64_t across_at;  // bytes: h * w pixels, then oh * ow outputs, 16 floats each
+  int64_t col_terms;  // across: the window columns of one output row (sum of cols' lengths)
+  // NCHW rows of at most kScalarRow outputs (impls.cpp), not global
+  // pooling: each output's window summed in scalar straight from the input,
+  // rows then columns from 0, four planes side by side (short_rows in
+  // kernels.inl); units of a split job (nchunks) sum theirs in scalar from
+  // the window rows (horizontal_nchw). No row sums first unless tall.
+  bool short_rows;
   // Software prefetch where input rows are read once (2 * sh >= kh).
   bool prefetch;
   // NHWC, f32/f64, channels a multiple of one vector, output far larger than
