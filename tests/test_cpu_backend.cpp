@@ -32,6 +32,46 @@ struct Shape {
   avgpool_params params() const { return shape_params(n, c, h, w, kh, kw, sh, sw, ph, pw, ceil); }
 };
 
+// p on the CPU backend in every dtype and numerics, on an input of -0 with
+// a seventh of its elements NaN, infinities, signed zeros or 1.5: every CPU
+// implementation against the reference (a window of -0 sums to +0 from 0).
+void check_special_values(const avgpool_params& p, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  for (int dtype = 0; dtype < 4; ++dtype)
+    for (int numerics = 0; numerics < 2; ++numerics) {
+      avgpool_params q = p;
+      q.backend = AVGPOOL_BACKEND_CPU;
+      q.dtype = (avgpool_dtype)dtype;
+      q.numerics = (avgpool_numerics)numerics;
+      const int64_t ns = src_count(q);
+      std::vector<unsigned char> src((size_t)(ns * element_size(q.dtype)));
+      const double specials[] = {NAN, INFINITY, -INFINITY, -0.0, 0.0, 1.5};
+      for (int64_t i = 0; i < ns; ++i) store_double(q.dtype, src.data(), i, -0.0);
+      for (int64_t i = 0; i < ns / 7; ++i)
+        store_double(q.dtype, src.data(), (int64_t)(rng() % (uint64_t)ns), specials[rng() % 6]);
+      CHECK(check_all_impls(q, src.data()) >= 1);
+    }
+}
+
+// p on the CPU backend in dtype and numerics: the base and AVX2
+// instruction sets give the bits of the machine's own.
+void check_same_bits_every_isa(const avgpool_params& p, avgpool_dtype dtype, avgpool_numerics numerics) {
+  avgpool_params q = p;
+  q.backend = AVGPOOL_BACKEND_CPU;
+  q.dtype = dtype;
+  q.numerics = numerics;
+  const int64_t ns = src_count(q), nd = dst_count(q), es = element_size(dtype);
+  std::vector<unsigned char> src((size_t)(ns * es)), a((size_t)(nd * es)), b((size_t)(nd * es));
+  fill_random(q.dtype, src.data(), ns, 3, -5.0, 5.0);
+  REQUIRE(avgpool_forward(&q, src.data(), a.data(), nullptr) == AVGPOOL_SUCCESS);
+  for (const char* isa : {"base", "avx2"}) {
+    setenv("AVGPOOL_CPU_ISA", isa, 1);
+    REQUIRE(avgpool_forward(&q, src.data(), b.data(), nullptr) == AVGPOOL_SUCCESS);
+    unsetenv("AVGPOOL_CPU_ISA");
+    CHECK_MESSAGE(memcmp(a.data(), b.data(), a.size()) == 0, isa << ": " << describe(q));
+  }
+}
+
 }  // namespace
 
 TEST_SUITE("cpu") {
@@ -267,36 +307,9 @@ TEST_CASE("small NCHW planes, 16 at a time: every dtype, numerics, partial group
   for (const Shape& s : shapes) {
     const avgpool_params p = s.params();
     check_variants(p, {AVGPOOL_LAYOUT_NCHW}, 13);
-    // NaN, infinities and signed zeros (a window of -0 sums to +0 from 0)
-    std::mt19937_64 rng(5);
-    for (int dtype = 0; dtype < 4; ++dtype)
-      for (int numerics = 0; numerics < 2; ++numerics) {
-        avgpool_params q = p;
-        q.backend = AVGPOOL_BACKEND_CPU;
-        q.dtype = (avgpool_dtype)dtype;
-        q.numerics = (avgpool_numerics)numerics;
-        const int64_t ns = src_count(q);
-        std::vector<unsigned char> src((size_t)(ns * element_size(q.dtype)));
-        const double specials[] = {NAN, INFINITY, -INFINITY, -0.0, 0.0, 1.5};
-        for (int64_t i = 0; i < ns; ++i) store_double(q.dtype, src.data(), i, -0.0);
-        for (int64_t i = 0; i < ns / 7; ++i)
-          store_double(q.dtype, src.data(), (int64_t)(rng() % (uint64_t)ns), specials[rng() % 6]);
-        CHECK(check_all_impls(q, src.data()) >= 1);
-      }
+    check_special_values(p, 5);
     // the instruction sets without AVX-512 transpose with plain loops: same bits
-    avgpool_params q = p;
-    q.backend = AVGPOOL_BACKEND_CPU;
-    q.numerics = AVGPOOL_NUMERICS_PYTORCH;
-    const int64_t ns = src_count(q), nd = dst_count(q);
-    std::vector<unsigned char> src((size_t)(ns * 4)), a((size_t)(nd * 4)), b((size_t)(nd * 4));
-    fill_random(q.dtype, src.data(), ns, 3, -5.0, 5.0);
-    REQUIRE(avgpool_forward(&q, src.data(), a.data(), nullptr) == AVGPOOL_SUCCESS);
-    for (const char* isa : {"base", "avx2"}) {
-      setenv("AVGPOOL_CPU_ISA", isa, 1);
-      REQUIRE(avgpool_forward(&q, src.data(), b.data(), nullptr) == AVGPOOL_SUCCESS);
-      unsetenv("AVGPOOL_CPU_ISA");
-      CHECK_MESSAGE(memcmp(a.data(), b.data(), a.size()) == 0, isa << ": " << describe(q));
-    }
+    check_same_bits_every_isa(p, p.dtype, AVGPOOL_NUMERICS_PYTORCH);
   }
 }
 
@@ -327,38 +340,11 @@ TEST_CASE("NCHW rows of one or two outputs: every dtype, numerics, divisors, spe
       q.divisor_override = divisor;
       check_variants(q, {AVGPOOL_LAYOUT_NCHW}, 19);
     }
-    // NaN, infinities and signed zeros (a window of -0 sums to +0 from 0)
-    std::mt19937_64 rng(7);
-    for (int dtype = 0; dtype < 4; ++dtype)
-      for (int numerics = 0; numerics < 2; ++numerics) {
-        avgpool_params q = p;
-        q.dtype = (avgpool_dtype)dtype;
-        q.numerics = (avgpool_numerics)numerics;
-        const int64_t ns = src_count(q);
-        std::vector<unsigned char> src((size_t)(ns * element_size(q.dtype)));
-        const double specials[] = {NAN, INFINITY, -INFINITY, -0.0, 0.0, 1.5};
-        for (int64_t i = 0; i < ns; ++i) store_double(q.dtype, src.data(), i, -0.0);
-        for (int64_t i = 0; i < ns / 7; ++i)
-          store_double(q.dtype, src.data(), (int64_t)(rng() % (uint64_t)ns), specials[rng() % 6]);
-        CHECK(check_all_impls(q, src.data()) >= 1);
-      }
+    check_special_values(p, 7);
     // every instruction set: the same bits (scalar sums; the row sums of
     // tall windows use the masked loads of each instruction set)
-    for (int numerics = 0; numerics < 2; ++numerics) {
-      avgpool_params q = p;
-      q.dtype = AVGPOOL_DTYPE_F64;
-      q.numerics = (avgpool_numerics)numerics;
-      const int64_t ns = src_count(q), nd = dst_count(q);
-      std::vector<unsigned char> src((size_t)(ns * 8)), a((size_t)(nd * 8)), b((size_t)(nd * 8));
-      fill_random(q.dtype, src.data(), ns, 3, -5.0, 5.0);
-      REQUIRE(avgpool_forward(&q, src.data(), a.data(), nullptr) == AVGPOOL_SUCCESS);
-      for (const char* isa : {"base", "avx2"}) {
-        setenv("AVGPOOL_CPU_ISA", isa, 1);
-        REQUIRE(avgpool_forward(&q, src.data(), b.data(), nullptr) == AVGPOOL_SUCCESS);
-        unsetenv("AVGPOOL_CPU_ISA");
-        CHECK_MESSAGE(memcmp(a.data(), b.data(), a.size()) == 0, isa << ": " << describe(q));
-      }
-    }
+    for (int numerics = 0; numerics < 2; ++numerics)
+      check_same_bits_every_isa(p, AVGPOOL_DTYPE_F64, (avgpool_numerics)numerics);
   }
 }
 
