@@ -50,8 +50,8 @@ bool fast(const Problem& q) { return q.numerics == AVGPOOL_NUMERICS_FAST; }
 // bytes it kept up or led: the f16 and bf16 seed (22 bytes) 1.98 ms against
 // 2.55 on cuda:any_direct and 2.01 on cuda:nchw_stride_eq, f64 windows of
 // 32-88 bytes 0.88-1.00x direct's time, f32 k6 (24 bytes) 1.06x. Checked
-// on 20 configurations the row stream takes by the other conditions (seed
-// 6262, not tuned on): the 9 with window rows under 16 bytes went to
+// on 20 random configurations the row stream takes by the other
+// conditions, not tuned on: the 9 with window rows under 16 bytes went to
 // cuda:any_direct, 1.91x faster in geomean, none slower, below 0.97x
 // PyTorch 7 -> 0, both numerics. And there only on output rows of at most
 // kRowStreamOneColumn outputs, one column per consumer thread: beyond, the
@@ -60,9 +60,11 @@ bool fast(const Problem& q) { return q.numerics == AVGPOOL_NUMERICS_FAST; }
 // three. Forced, no configuration of more than 256 outputs a row ran
 // faster on it than on cuda:any_direct (ratios 1.00-1.52 with window rows
 // of 16 bytes or more: 15x16x651x1952 k10x6 f32 1.36, 1x15x717x1992 k3x7
-// f32 1.52, 1x16x2048x1606 k9x4 f64 1.13); on 16 such configurations of
-// seed 7373, not tuned on, direct was 1.08x faster in geomean (worst
+// f32 1.52, 1x16x2048x1606 k9x4 f64 1.13); on 16 random such
+// configurations not tuned on, direct was 1.08x faster in geomean (worst
 // 0.98x), below 0.97x PyTorch 6 -> 0 (fast) and 7 -> 0 (pytorch numerics).
+// The configurations and times of all three: bench/gpu/results/
+// h200-2026-12-02-row-stream-window-rows.json.
 // Not 2x2 windows at any width (1x1x1230x1832 k2 s2 f16: 0.033 ms against
 // 0.005 on cuda:nchw_column_walk), nor problems of fewer than
 // kRowStreamUnitsPerSm work units per SM for its persistent grid of three
@@ -180,11 +182,12 @@ constexpr int64_t kWideWindow = 49;
 // configurations), where 15 of the 22 fell below 0.97x PyTorch in fast
 // numerics (474x8x649x13 k11x7 s3x8 f16 0.26x, 6030x3x1823x5 k10x5 s5 f16
 // 0.35x) and direct left 1 (17x256x1114x6 k10x6 s11x9 f16, 0.93x against
-// 0.91x staged). Checked on 16 more f16/bf16 ones (seed 5151, not tuned
-// on): 1.17x faster in fast numerics and 1.13x in pytorch numerics
+// 0.91x staged). Checked on 16 more random f16/bf16 ones, not tuned on:
+// 1.17x faster in fast numerics and 1.13x in pytorch numerics
 // (geomean), but slower on 6 and 7 of them (904x3x1814x16 k11x10 s2x12
 // f16 0.35x, 2.90x -> 1.03x PyTorch; 1185x2x1363x16 k9 s6x11 0.52x, 1.75x
-// -> 0.92x); below 0.97x PyTorch 8 -> 1 in each numerics.
+// -> 0.92x); below 0.97x PyTorch 8 -> 1 in each numerics (bench/gpu/
+// results/h200-2026-12-02-one-column-half-types.json).
 constexpr int64_t kDirectBlockThreads = 256;
 bool few_outputs_of_wide_windows(const Problem& q, const DeviceInfo& device) {
   if (q.window_inputs() < kWideWindow) return false;
@@ -422,7 +425,8 @@ bool row_stream_chains(const Problem& q) {
 // vectors (cuda:any_pointwise), in both layouts and numerics. Forced on 32
 // such configurations of 1 MB to 2 GB (H200, 2026-12-02, device time): 2.16x
 // faster than cuda:any_direct in geomean, never slower (1.00-5.26x); the 16
-// of 64 MB or more at 0.86-0.97 of the copy roofline, against 0.26-0.68.
+// of 64 MB or more at 0.86-0.97 of the copy roofline, against 0.26-0.68
+// (bench/gpu/results/h200-2026-12-02-pointwise-forced.json).
 bool pointwise(const Problem& q) { return q.kh == 1 && q.kw == 1 && q.sh == 1 && q.sw == 1; }
 
 size_t auto_order(const Problem& q, const DeviceInfo& device, Direction direction, const Impl** out, size_t cap) {
