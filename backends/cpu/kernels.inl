@@ -859,13 +859,10 @@ template <class T, class A>
 void single_windows(const Job& jb, const T* src, T* dst, int64_t p0, int64_t p1, int64_t oy0, int64_t oy1,
                     int64_t ox0, int64_t ox1) {
   constexpr int N = simd<A>::n;
-  constexpr bool direct = same<T, A>::value;
   auto one = [](T x, A d) {
     A a = A(0);
-    if constexpr (direct) a += x;
-    else a += to_float(x);
-    if constexpr (direct) return a / d;
-    else return from_float<T>(a / d);
+    a += to_acc<A>(x);
+    return from_acc<T>(a / d);
   };
   const int64_t V = jb.vec;
   const A* div_table = static_cast<const A*>(jb.div_table);
@@ -910,14 +907,8 @@ constexpr int64_t kShortPrefetchMin = 1024, kShortPrefetchMax = 4096;  // bytes 
 template <class T, class A>
 void short_rows(const Job& jb, const T* src, T* dst, int64_t p0, int64_t p1, int64_t oy0, int64_t oy1,
                 int64_t ox0, int64_t ox1) {
-  auto get = [](T x) -> A {
-    if constexpr (same<T, A>::value) return x;
-    else return to_float(x);
-  };
-  auto put = [](A x) -> T {
-    if constexpr (same<T, A>::value) return x;
-    else return from_float<T>(x);
-  };
+  auto get = [](T x) { return to_acc<A>(x); };
+  auto put = [](A x) { return from_acc<T>(x); };
   const int64_t w = jb.w, P = jb.h * jb.w, Q = jb.oh * jb.ow;
   const A* div_table = static_cast<const A*>(jb.div_table);
   const int64_t group_bytes = P * (int64_t)sizeof(T) * kChains;

@@ -34,6 +34,16 @@ template <class T> inline T from_float(float f) {
   if constexpr (same<T, F16>::value) return (F16)float_to_f16(f);
   else return (BF16)float_to_bf16(f);
 }
+// Storage type T <-> accumulator type A, one element (no conversion where
+// they are the same type).
+template <class A, class T> inline A to_acc(T x) {
+  if constexpr (same<T, A>::value) return x;
+  else return to_float(x);
+}
+template <class T, class A> inline T from_acc(A x) {
+  if constexpr (same<T, A>::value) return x;
+  else return from_float<T>(x);
+}
 
 // Block conversions between a half storage type T and float: F16C /
 // AVX-512 conversions for f16 where the ISA has them, the scalar ones above
