@@ -18,6 +18,8 @@
 // sizes, on 147 sweep configurations (H200, 2026-12-02, forced, against
 // PyTorch in the same process): geomean 1.19x -> 1.35x PyTorch,
 // configurations below 0.97x 31 -> 0 (worst 0.99x).
+#include <type_traits>
+
 #include "common.cuh"
 #include "impls.h"
 #include "int_divider.h"
@@ -42,22 +44,35 @@ struct DirectArgs : Geometry {
 // (NHWC) at base and returns the average: elements (y, x) at base + y * ys
 // + x * xs, xs = 1 in NCHW and C in NHWC. Window bounds in I, the divisor
 // in int64 (padded lengths can multiply past 2^31).
-template <typename T, typename I>
+// KW > 0: a bound on the window's width known at compile time (kw <= KW);
+// each window row is then KW predicated loads with no loop of its own. With
+// a run-time inner loop the compiler unrolls by four and pays a prologue on
+// every window row, which was most of a 3x3 window's ~220 instructions.
+template <int KW, typename T, typename I>
 __device__ __forceinline__ T average_window(const T* base, I oy, I ox, I ys, I xs, const DirectArgs& a) {
   using E = Elem<T>;
   using A = typename E::acc_t;
   const AxisWindowOf<I> r = axis_window_of<I>(oy, (I)a.h, (I)a.kh, (I)a.sh, (I)a.ph);
   const AxisWindowOf<I> c = axis_window_of<I>(ox, (I)a.w, (I)a.kw, (I)a.sw, (I)a.pw);
   A sum = 0;
-  for (I y = r.begin; y < r.end; ++y)
-    for (I x = c.begin; x < c.end; ++x) sum += E::to_acc(base[y * ys + x * xs]);
+  if constexpr (KW > 0) {
+    const I cols = c.end - c.begin;
+    const T* row = base + r.begin * ys + c.begin * xs;
+    for (I y = r.begin; y < r.end; ++y, row += ys)
+#pragma unroll
+      for (int j = 0; j < KW; ++j)
+        if (j < cols) sum += E::to_acc(row[j * xs]);
+  } else {
+    for (I y = r.begin; y < r.end; ++y)
+      for (I x = c.begin; x < c.end; ++x) sum += E::to_acc(base[y * ys + x * xs]);
+  }
   const AxisWindow r64{r.begin, r.end, r.padded_len}, c64{c.begin, c.end, c.padded_len};
   return E::from_acc(finish(sum, r64, c64, a.include_pad, a.divisor_override));
 }
 
 // 32-bit indices: each thread computes outputs i, i + grid, ... (dense dst
 // index in the problem's layout).
-template <typename T, bool NHWC>
+template <typename T, bool NHWC, int KW>
 __global__ void __launch_bounds__(kMaxThreads, kMinBlocks)
     direct_kernel(const T* __restrict__ src, T* __restrict__ dst, DirectArgs a) {
   const int32_t total = (int32_t)a.total, H = (int32_t)a.h, W = (int32_t)a.w, C = (int32_t)a.c;
@@ -68,13 +83,13 @@ __global__ void __launch_bounds__(kMaxThreads, kMinBlocks)
       ox = a.inner.divmod(i, &t);
       oy = a.middle.divmod(t, &t);  // t: the plane
       base = src + (int32_t)t * H * W;
-      dst[i] = average_window<T, int32_t>(base, oy, ox, W, 1, a);
+      dst[i] = average_window<KW, T, int32_t>(base, oy, ox, W, 1, a);
     } else {
       const uint32_t ic = a.inner.divmod(i, &t);
       ox = a.middle.divmod(t, &t);
       oy = a.outer.divmod(t, &t);  // t: the batch item
       base = src + (int32_t)t * H * W * C + ic;
-      dst[i] = average_window<T, int32_t>(base, oy, ox, W * C, C, a);
+      dst[i] = average_window<KW, T, int32_t>(base, oy, ox, W * C, C, a);
     }
   }
 }
@@ -87,7 +102,9 @@ __global__ void __launch_bounds__(kMaxThreads, kMinBlocks)
 // output skips the columns outside its window, it does not add zeros).
 // Thread g owns group g of the (item, oy, ox, channel group) or (plane,
 // oy, column group) index; the last group of a pixel or row may be short.
-template <typename T, bool NHWC, int V>
+// KW: NCHW's compile-time bound on the window width (as direct_kernel's);
+// the NHWC branch loops over the columns at run time.
+template <typename T, bool NHWC, int V, int KW>
 __global__ void __launch_bounds__(kThreads) group_kernel(const T* __restrict__ src, T* __restrict__ dst, DirectArgs a) {
   using E = Elem<T>;
   using A = typename E::acc_t;
@@ -126,12 +143,13 @@ __global__ void __launch_bounds__(kThreads) group_kernel(const T* __restrict__ s
       const AxisWindowOf<int32_t> r = axis_window_of<int32_t>(oy, H, (int32_t)a.kh, (int32_t)a.sh, (int32_t)a.ph);
       for (int32_t y = r.begin; y < r.end; ++y) {
         const T* row = base + y * W;
-        for (int32_t j = 0; j < kw; ++j)
+        for_upto<KW>(kw, [&](int j) {
 #pragma unroll
           for (int v = 0; v < V; ++v) {
             const int32_t x = x0 + v * sw + j;  // inside output v's window; inside the row?
             if (v < n && (uint32_t)x < (uint32_t)W) sum[v] += E::to_acc(row[x]);
           }
+        });
       }
       const AxisWindow r64{r.begin, r.end, r.padded_len};
       T* out = dst + ((int32_t)t * OH + (int32_t)oy) * OW + ox0;
@@ -158,7 +176,7 @@ __global__ void __launch_bounds__(256) direct_kernel_wide(const T* __restrict__ 
       t /= OW;
       const int64_t oy = t % OH;
       t /= OH;
-      dst[i] = average_window<T, int64_t>(src + t * H * W, oy, ox, W, 1, a);
+      dst[i] = average_window<0, T, int64_t>(src + t * H * W, oy, ox, W, 1, a);
     } else {
       const int64_t ic = t % C;
       t /= C;
@@ -166,7 +184,7 @@ __global__ void __launch_bounds__(256) direct_kernel_wide(const T* __restrict__ 
       t /= OW;
       const int64_t oy = t % OH;
       t /= OH;
-      dst[i] = average_window<T, int64_t>(src + t * H * W * C + ic, oy, ox, W * C, C, a);
+      dst[i] = average_window<0, T, int64_t>(src + t * H * W * C + ic, oy, ox, W * C, C, a);
     }
   }
 }
@@ -227,6 +245,21 @@ int group_size(const Problem& q, const DeviceInfo& device) {
   return q.kw <= kGroupWindowCols && q.ow >= v ? int(v) : 1;
 }
 
+// f(std::integral_constant<int, KW>) with the kernels' compile-time bound on
+// the window width: the smallest of 1, 2, 3, 4, 6, 8 and 11 that holds kw
+// (a few predicated-off loads per row at most), 0 (a run-time loop) beyond.
+template <typename F>
+avgpool_status with_width_bound(int64_t kw, F&& f) {
+  if (kw <= 1) return f(std::integral_constant<int, 1>{});
+  if (kw <= 2) return f(std::integral_constant<int, 2>{});
+  if (kw <= 3) return f(std::integral_constant<int, 3>{});
+  if (kw <= 4) return f(std::integral_constant<int, 4>{});
+  if (kw <= 6) return f(std::integral_constant<int, 6>{});
+  if (kw <= 8) return f(std::integral_constant<int, 8>{});
+  if (kw <= 11) return f(std::integral_constant<int, 11>{});
+  return f(std::integral_constant<int, 0>{});
+}
+
 template <typename T, bool NHWC, int V>
 avgpool_status use_group_kernel(KernelConfig<DirectArgs>* c, const DeviceInfo& device, Decline* why) {
   DirectArgs& a = c->args;
@@ -235,7 +268,11 @@ avgpool_status use_group_kernel(KernelConfig<DirectArgs>* c, const DeviceInfo& d
   a.total = a.total / (per_unit > 0 ? per_unit : 1) * groups_per_unit;
   a.inner = IntDivider::of(uint32_t(groups_per_unit > 0 ? groups_per_unit : 1));
   const GridShape grid{ceil_div(a.total, kThreads), false};
-  return use_kernel<DirectArgs, T, group_kernel<T, NHWC, V>>(c, "group_kernel", kThreads, 0, grid, device, why);
+  // NCHW groups: windows of at most kGroupWindowCols columns, one predicated
+  // load each. NHWC groups keep their run-time column loop (KW = 0), which
+  // measured faster there (see with_width_bound).
+  constexpr int KW = NHWC ? 0 : int(kGroupWindowCols);
+  return use_kernel<DirectArgs, T, group_kernel<T, NHWC, V, KW>>(c, "group_kernel", kThreads, 0, grid, device, why);
 }
 
 template <typename T, bool NHWC>
@@ -249,7 +286,17 @@ avgpool_status use_direct_kernel(KernelConfig<DirectArgs>* c, bool narrow, int t
                                                                   device, why);
   }
   const GridShape grid{ceil_div(c->args.total, threads), false};
-  return use_kernel<DirectArgs, T, direct_kernel<T, NHWC>>(c, "direct_kernel", threads, 0, grid, device, why);
+  // NCHW f64 keeps the run-time loop: at 32 registers its unrolled window
+  // rows spilled (kw bounds 4-11), and it ran 1.03x as fast in geomean with
+  // 28 of 79 configurations slower (H200, 2026-12-02, AUTO sweeps).
+  auto launch = [&](auto kw_bound) {
+    return use_kernel<DirectArgs, T, direct_kernel<T, NHWC, decltype(kw_bound)::value>>(c, "direct_kernel", threads,
+                                                                                       0, grid, device, why);
+  };
+  if constexpr (sizeof(T) == 8 && !NHWC)
+    return launch(std::integral_constant<int, 0>{});
+  else
+    return with_width_bound(c->args.kw, launch);
 }
 
 avgpool_status init(const Problem& q, const DeviceInfo& device, ConfigPtr* config, Decline* why) {

@@ -555,6 +555,29 @@ TEST_CASE("cuda:any_direct on problems it runs in output groups (f16, bf16, f32;
   print_runs("grouped cuda:any_direct runs", runs);
 }
 
+TEST_CASE("cuda:any_direct at every window width: each compile-time width bound, clipped windows, the run-time loop") {
+  // The kernel's window rows are unrolled to a bound on the width (1, 2, 3,
+  // 4, 6, 8, 11; a run-time loop beyond): widths 1-14 in turn, each in both
+  // layouts, numerics and every dtype as drawn, with padding up to half the
+  // window and planes down to narrower than the window (clipped rows).
+  const int count = quick() ? 42 : 140;
+  std::map<std::string, int> runs =
+      check_shaped_draws("window widths", 1411, count, 2, [](int i, std::mt19937_64& rng, avgpool_params* p) {
+    const int64_t kw = 1 + i % 14;
+    p->kernel_w = kw;
+    p->kernel_h = 1 + (int64_t)(rng() % 6);
+    p->stride_w = 1 + (int64_t)(rng() % (kw + 2));
+    p->stride_h = 1 + (int64_t)(rng() % 4);
+    p->padding_w = (int64_t)(rng() % (kw / 2 + 1));
+    p->padding_h = (int64_t)(rng() % (p->kernel_h / 2 + 1));
+    const int64_t narrowest = kw - 2 * p->padding_w > 1 ? kw - 2 * p->padding_w : 1;
+    p->w = narrowest + (int64_t)(rng() % 24);
+    p->h = p->kernel_h + (int64_t)(rng() % 24);
+    p->c = 1 + (int64_t)(rng() % 5);
+  });
+  CHECK(runs["cuda:any_direct"] >= count);
+}
+
 TEST_CASE("cuda:any_pointwise: windows of one element at stride 1 (every dtype and layout, divisors, -0, NaN/Inf)") {
   // Element counts that are not whole 16-byte vectors (a tail for the first
   // threads), one element, and a problem of several vector steps per block;
