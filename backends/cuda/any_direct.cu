@@ -216,9 +216,11 @@ int block_threads(const Problem& q) {
 //  - NHWC, channels of at least kMinGroupsPerPixel groups, so that short
 //    last groups stay rare; windows of more than kGroupWindow inputs only
 //    with kMinGroupsPerPixelWide groups or more;
-//  - NCHW, windows at most kGroupWindowCols wide (wider ones, each output's
-//    kw loads strided sw apart, measured slower: the group's loads spread
-//    over more lines);
+//  - NCHW, windows at most kGroupWindowCols wide, or kGroupSmallWindowCols
+//    wide when they hold at most kGroupSmallWindow inputs and have no gaps
+//    between them along the row (sw <= kw); wider or larger ones, each
+//    output's kw loads strided sw apart, measured slower: the group's loads
+//    spread over more lines;
 // and only while every thread slot of the device still gets kGroupsPerSlot
 // groups: below that, fewer threads leave the SMs idle.
 // Forced on the 378 configurations of the AUTO sweeps of seeds 7, 8, 10
@@ -236,11 +238,21 @@ int block_threads(const Problem& q) {
 // k9 s8 bf16 at 0.72x and 1431x20x71x47 k10 s6 f16 at 0.76x of their
 // ungrouped speed, while 25x298x114x114 k9 s3 f32 ran 1.21x faster and
 // 382x401x24x8 k11 s2 f16 1.37x.
+// Windows 3 wide, with the window rows unrolled (KW), forced on NCHW
+// configurations large enough to group (H200, 2026-12-02, device time,
+// ungrouped time over grouped): 28 random ones with 3 columns, 1.06-1.41x
+// faster for kh <= 3, about even for kh = 4 and 0.57-0.99x for most taller
+// windows (2032x297x45x8 k11x3 s7x2 f16 0.57x); in the AUTO sweeps of seeds
+// 37-39, k3 s3 1.04-1.31x, k3 s3x5 (gaps) 0.82x. Checked on 24 more with
+// kh <= 3 and sw <= 3, not tuned on: 1.18x in geomean, 20 faster, worst
+// 0.91x (bench/gpu/results/h200-2026-12-02-group-three-columns.json).
 constexpr int64_t kGroupBytes = 8;
 constexpr int64_t kMinGroupsPerPixel = 4;
 constexpr int64_t kGroupWindow = 49;
 constexpr int64_t kMinGroupsPerPixelWide = 16;
 constexpr int64_t kGroupWindowCols = 2;
+constexpr int64_t kGroupSmallWindowCols = 3;
+constexpr int64_t kGroupSmallWindow = 9;
 constexpr int64_t kGroupsPerSlot = 2;
 constexpr int64_t kThreadSlotsPerSm = 2048;
 int group_size(const Problem& q, const DeviceInfo& device) {
@@ -250,7 +262,9 @@ int group_size(const Problem& q, const DeviceInfo& device) {
     const int64_t groups = q.c / v;
     return groups >= (q.window_inputs() > kGroupWindow ? kMinGroupsPerPixelWide : kMinGroupsPerPixel) ? int(v) : 1;
   }
-  return q.kw <= kGroupWindowCols && q.ow >= v ? int(v) : 1;
+  const bool narrow = q.kw <= kGroupWindowCols ||
+                      (q.kw <= kGroupSmallWindowCols && q.kh * q.kw <= kGroupSmallWindow && q.sw <= q.kw);
+  return narrow && q.ow >= v ? int(v) : 1;
 }
 
 // f(std::integral_constant<int, KW>) with the kernels' compile-time bound on
@@ -276,11 +290,20 @@ avgpool_status use_group_kernel(KernelConfig<DirectArgs>* c, const DeviceInfo& d
   a.total = a.total / (per_unit > 0 ? per_unit : 1) * groups_per_unit;
   a.inner = IntDivider::of(uint32_t(groups_per_unit > 0 ? groups_per_unit : 1));
   const GridShape grid{ceil_div(a.total, kThreads), false};
-  // NCHW groups: windows of at most kGroupWindowCols columns, one predicated
-  // load each. NHWC groups keep their run-time column loop (KW = 0), which
-  // measured faster there (see with_width_bound).
-  constexpr int KW = NHWC ? 0 : int(kGroupWindowCols);
-  return use_kernel<DirectArgs, T, group_kernel<T, NHWC, V, KW>>(c, "group_kernel", kThreads, 0, grid, device, why);
+  // NCHW groups: windows of at most kGroupSmallWindowCols columns, one
+  // predicated load each. NHWC groups keep their run-time column loop (KW =
+  // 0), which measured faster there (see with_width_bound).
+  auto launch = [&](auto kw_bound) {
+    return use_kernel<DirectArgs, T, group_kernel<T, NHWC, V, decltype(kw_bound)::value>>(c, "group_kernel", kThreads, 0,
+                                                                                        grid, device, why);
+  };
+  if constexpr (NHWC) {
+    return launch(std::integral_constant<int, 0>{});
+  } else {
+    if (a.kw <= 1) return launch(std::integral_constant<int, 1>{});
+    if (a.kw <= 2) return launch(std::integral_constant<int, 2>{});
+    return launch(std::integral_constant<int, int(kGroupSmallWindowCols)>{});
+  }
 }
 
 template <typename T, bool NHWC>

@@ -527,13 +527,15 @@ TEST_CASE("targeted shapes: wide rows in chunks, tall kernels, packed planes, f6
 TEST_CASE("cuda:any_direct on problems it runs in output groups (f16, bf16, f32; short last groups; NaN/Inf)") {
   // About 3 million outputs: above the two groups per thread slot from which
   // the kernel takes 8 bytes of outputs per thread on devices of up to 180
-  // SMs. Channels (37, 21, 64) and output rows (203, 134, 91) that are not
-  // whole groups; window columns of 1 and 2 (NCHW groups), padding,
-  // ceil_mode, exclude-pad, a divisor override.
+  // SMs. Channels (37, 21, 64, 20, 30) and output rows (203, 134, 91, 153,
+  // 249) that are not whole groups; window columns of 1, 2 and 3 (NCHW
+  // groups), padding, ceil_mode, exclude-pad, a divisor override.
   const Shape shapes[] = {
       {2, 37, 200, 203, 2, 1, 1, 1, 1, 0, 1, 0},
       {8, 21, 260, 401, 3, 2, 2, 3, 1, 1, 1, 0},
       {3, 64, 180, 181, 1, 2, 1, 2, 0, 1, 0, 1, 3},
+      {8, 20, 300, 458, 2, 3, 2, 3, 1, 1, 0, 1},   // NCHW groups of 3-column windows
+      {6, 30, 200, 500, 3, 3, 3, 2, 1, 0, 1, 0},   // ... overlapping along the row
   };
   std::mt19937_64 rng(20261202);
   std::map<std::string, int> runs;
