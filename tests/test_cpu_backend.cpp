@@ -410,6 +410,41 @@ TEST_CASE("windows one column wide: pytorch numerics from row sums, bitwise, sig
       }
 }
 
+TEST_CASE("NHWC channels past the groups of four vectors: every dtype, numerics, instruction set, special values") {
+  // horizontal_nhwc sums the last 1-4 channel vectors (the last one partial
+  // or full) in one pass over the window; f16/bf16 of 16 channels or more
+  // read and write their channel vectors directly (load_half, store_half:
+  // AVX2 converts in registers, partial vectors by whole pairs and an odd
+  // last element). Channel counts leaving each number of vectors and odd
+  // and even tails, for f32 (16 lanes) and f64 (8); windows with gaps,
+  // overlaps, padding, ceil_mode, a divisor override.
+  const Shape shapes[] = {
+      {2, 33, 12, 13, 3, 3, 3, 3, 0, 0, 1},  {1, 42, 30, 45, 8, 8, 10, 10, 4, 4, 1},
+      {1, 52, 19, 15, 4, 7, 4, 1, 0, 0, 1},  {2, 63, 11, 20, 5, 2, 6, 3, 0, 0, 0},
+      {1, 80, 9, 9, 3, 3, 2, 2, 1, 1, 0},    {1, 100, 10, 11, 2, 2, 2, 2, 0, 0, 0},
+      {1, 127, 8, 9, 3, 2, 1, 2, 1, 1, 1},   {2, 19, 16, 16, 9, 9, 7, 7, 0, 0, 1},
+      {1, 300, 6, 7, 2, 3, 2, 3, 1, 1, 0},   {3, 9, 10, 10, 3, 3, 3, 3, 1, 1, 1},
+  };
+  for (const Shape& s : shapes) {
+    avgpool_params p = s.params();
+    p.layout = AVGPOOL_LAYOUT_NHWC;
+    check_variants(p, {AVGPOOL_LAYOUT_NHWC}, 23);
+    avgpool_params d = p;
+    d.divisor_override = 5;
+    check_variants(d, {AVGPOOL_LAYOUT_NHWC}, 29);
+    check_special_values(p, 11);
+    for (const char* isa : {"base", "avx2"}) {  // the reference, in every instruction set
+      setenv("AVGPOOL_CPU_ISA", isa, 1);
+      check_variants(p, {AVGPOOL_LAYOUT_NHWC}, 31);
+      check_special_values(p, 13);
+      unsetenv("AVGPOOL_CPU_ISA");
+    }
+    for (int dtype = 0; dtype < 4; ++dtype)
+      for (int numerics = 0; numerics < 2; ++numerics)
+        check_same_bits_every_isa(p, (avgpool_dtype)dtype, (avgpool_numerics)numerics);
+  }
+}
+
 TEST_CASE("every instruction set the CPU has gives the same bits") {
   // AVGPOOL_CPU_ISA lowers the kernels' instruction set (base, avx2); a
   // plan reads it when it is created.

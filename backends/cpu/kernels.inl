@@ -643,18 +643,34 @@ void horizontal_nhwc(const Job& jb, const T* const* hr, int64_t hn, int64_t xa, 
       store_full(o + c0 + 2 * N, Q(a2));
       store_full(o + c0 + 3 * N, Q(a3));
     }
-    for (; c0 + N <= V; c0 += N) {
-      vec<A> a0 = zero<A>();
-      for (int64_t r = 0; r < hn; ++r)
-        for (int64_t x = b; x < e; ++x) a0 += load_lanes<A>(hr[r] + x * V + c0, N);
-      store_full(o + c0, Q(a0));
-    }
+    // The last 1-4 vectors (the last one partial or full) in one pass over
+    // the window, side by side: each pixel's remaining channels are read in
+    // one forward sweep with M chains of adds in flight, instead of one pass
+    // per vector, each a single chain of kh * kw adds waiting on its loads
+    // (2-core AMD EPYC VM, 2026-12-02, AVX-512 kernels, ms: 1x42x633x1112 k8
+    // s10 p4 ceil f32 2.59 -> 1.96, 1x52x976x152 k4x7 s4x1 bf16 1.05 ->
+    // 0.84). Each output's order is unchanged.
     if (c0 < V) {
-      const int64_t k = V - c0;
-      vec<A> a0 = zero<A>();
-      for (int64_t r = 0; r < hn; ++r)
-        for (int64_t x = b; x < e; ++x) a0 += load_lanes<A>(hr[r] + x * V + c0, k);
-      store_lanes<A>(o + c0, Q(a0), k);
+      const int64_t m = (V - c0 + N - 1) / N, k = V - c0 - (m - 1) * N;  // vectors, lanes of the last
+      auto rest = [&](auto M) {
+        constexpr int kM = decltype(M)::value;
+        vec<A> a[kM];
+        for (int q = 0; q < kM; ++q) a[q] = zero<A>();
+        for (int64_t r = 0; r < hn; ++r)
+          for (int64_t x = b; x < e; ++x) {
+            const T* s = hr[r] + x * V + c0;
+            for (int q = 0; q + 1 < kM; ++q) a[q] += load_lanes<A>(s + q * N, N);
+            a[kM - 1] += load_lanes<A>(s + (kM - 1) * N, k);
+          }
+        for (int q = 0; q + 1 < kM; ++q) store_full(o + c0 + q * N, Q(a[q]));
+        store_lanes<A>(o + c0 + (kM - 1) * N, Q(a[kM - 1]), k);
+      };
+      switch (m) {
+        case 1: rest(int_c<1>{}); break;
+        case 2: rest(int_c<2>{}); break;
+        case 3: rest(int_c<3>{}); break;
+        default: rest(int_c<4>{}); break;
+      }
     }
   }
 }

@@ -13,6 +13,7 @@ enum class BF16 : uint16_t {};
 
 template <class T, class A> struct same { static constexpr bool value = false; };
 template <class T> struct same<T, T> { static constexpr bool value = true; };
+template <int V> struct int_c { static constexpr int value = V; };  // an int as a type (compile-time counts)
 
 // Orders non-temporal (streamed) stores before a later barrier: x86's are
 // weakly ordered; other targets stream nothing (plain stores).
@@ -112,6 +113,26 @@ template <class V> struct elem_of;
 template <> struct elem_of<vec<float>> { using type = float; };
 template <> struct elem_of<vec<double>> { using type = double; };
 
+#if defined(__AVX2__) && !defined(__AVX512F__)
+// AVX2: a 64-byte vector is two ymm registers. Built from its halves and
+// split into them by shuffles, which stay in registers; a union (two 32-byte
+// stores, one 64-byte load) goes through the stack and stalls on store
+// forwarding (2-core AMD EPYC VM, 2026-12-02, AVX2 kernels: most of
+// nhwc_output_fours' time was such reloads).
+typedef float half_f32 __attribute__((vector_size(32)));
+typedef double half_f64 __attribute__((vector_size(32)));
+inline vec<float> join(__m256 lo, __m256 hi) {
+  return __builtin_shufflevector((half_f32)lo, (half_f32)hi, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+}
+inline vec<double> join(__m256d lo, __m256d hi) {
+  return __builtin_shufflevector((half_f64)lo, (half_f64)hi, 0, 1, 2, 3, 4, 5, 6, 7);
+}
+inline __m256 lo_half(vec<float> v) { return (__m256)__builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7); }
+inline __m256 hi_half(vec<float> v) { return (__m256)__builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15); }
+inline __m256d lo_half(vec<double> v) { return (__m256d)__builtin_shufflevector(v, v, 0, 1, 2, 3); }
+inline __m256d hi_half(vec<double> v) { return (__m256d)__builtin_shufflevector(v, v, 4, 5, 6, 7); }
+#endif
+
 template <class A> inline vec<A> loadu(const A* p) {
   return *reinterpret_cast<const typename simd<A>::vu*>(p);
 }
@@ -143,16 +164,10 @@ template <class A> inline vec<A> gather(const A* p, int64_t stride) {
   if constexpr (is_f32<A>) {
     const __m256i idx = _mm256_mullo_epi32(_mm256_set1_epi32((int)stride),
                                            _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-    union { vec<A> v; __m256 h[2]; } u;
-    u.h[0] = _mm256_i32gather_ps(p, idx, 4);
-    u.h[1] = _mm256_i32gather_ps(p + 8 * stride, idx, 4);
-    return u.v;
+    return join(_mm256_i32gather_ps(p, idx, 4), _mm256_i32gather_ps(p + 8 * stride, idx, 4));
   } else {
     const __m128i idx = _mm_mullo_epi32(_mm_set1_epi32((int)stride), _mm_setr_epi32(0, 1, 2, 3));
-    union { vec<A> v; __m256d h[2]; } u;
-    u.h[0] = _mm256_i32gather_pd(p, idx, 8);
-    u.h[1] = _mm256_i32gather_pd(p + 4 * stride, idx, 8);
-    return u.v;
+    return join(_mm256_i32gather_pd(p, idx, 8), _mm256_i32gather_pd(p + 4 * stride, idx, 8));
   }
 #else
   vec<A> v;
@@ -173,20 +188,19 @@ template <class A> inline vec<A> load_part(const A* p, int64_t k) {
   // stall on store forwarding: 2-core AMD EPYC (Zen 3, AVX2) VM,
   // 2026-12-02, 3289x5x8x8 k1x4 s3x5 f64, rows of one output, 89 % of the
   // time in interior_run's partial vectors.
-  union { vec<A> v; __m256i h[2]; } u;
   if constexpr (is_f32<A>) {
     const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-    u.h[0] = _mm256_castps_si256(_mm256_maskload_ps(p, _mm256_cmpgt_epi32(_mm256_set1_epi32((int)k), lane)));
-    u.h[1] = k > 8 ? _mm256_castps_si256(_mm256_maskload_ps(
-                         p + 8, _mm256_cmpgt_epi32(_mm256_set1_epi32((int)k - 8), lane)))
-                   : _mm256_setzero_si256();
+    const __m256 lo = _mm256_maskload_ps(p, _mm256_cmpgt_epi32(_mm256_set1_epi32((int)k), lane));
+    const __m256 hi = k > 8 ? _mm256_maskload_ps(p + 8, _mm256_cmpgt_epi32(_mm256_set1_epi32((int)k - 8), lane))
+                            : _mm256_setzero_ps();
+    return join(lo, hi);
   } else {
     const __m256i lane = _mm256_setr_epi64x(0, 1, 2, 3);
-    u.h[0] = _mm256_castpd_si256(_mm256_maskload_pd(p, _mm256_cmpgt_epi64(_mm256_set1_epi64x(k), lane)));
-    u.h[1] = k > 4 ? _mm256_castpd_si256(_mm256_maskload_pd(p + 4, _mm256_cmpgt_epi64(_mm256_set1_epi64x(k - 4), lane)))
-                   : _mm256_setzero_si256();
+    const __m256d lo = _mm256_maskload_pd(p, _mm256_cmpgt_epi64(_mm256_set1_epi64x(k), lane));
+    const __m256d hi = k > 4 ? _mm256_maskload_pd(p + 4, _mm256_cmpgt_epi64(_mm256_set1_epi64x(k - 4), lane))
+                             : _mm256_setzero_pd();
+    return join(lo, hi);
   }
-  return u.v;
 #else
   vec<A> v = vec<A>{};
   for (int64_t l = 0; l < k; ++l) v[l] = p[l];
@@ -220,25 +234,23 @@ template <class A> inline vec<A> gather_part(const A* p, int64_t stride, int64_t
   if constexpr (is_f32<A>) {
     const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
     const __m256i idx = _mm256_mullo_epi32(_mm256_set1_epi32((int)stride), lane);
-    union { vec<A> v; __m256 h[2]; } u;
-    u.h[0] = _mm256_mask_i32gather_ps(_mm256_setzero_ps(), p, idx,
-                                      _mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_set1_epi32((int)k), lane)), 4);
-    u.h[1] = k > 8 ? _mm256_mask_i32gather_ps(
-                         _mm256_setzero_ps(), p + 8 * stride, idx,
-                         _mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_set1_epi32((int)k - 8), lane)), 4)
-                   : _mm256_setzero_ps();
-    return u.v;
+    const __m256 lo = _mm256_mask_i32gather_ps(_mm256_setzero_ps(), p, idx,
+                                               _mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_set1_epi32((int)k), lane)), 4);
+    const __m256 hi = k > 8 ? _mm256_mask_i32gather_ps(
+                                  _mm256_setzero_ps(), p + 8 * stride, idx,
+                                  _mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_set1_epi32((int)k - 8), lane)), 4)
+                            : _mm256_setzero_ps();
+    return join(lo, hi);
   } else {
     const __m256i lane = _mm256_setr_epi64x(0, 1, 2, 3);
     const __m128i idx = _mm_mullo_epi32(_mm_set1_epi32((int)stride), _mm_setr_epi32(0, 1, 2, 3));
-    union { vec<A> v; __m256d h[2]; } u;
-    u.h[0] = _mm256_mask_i32gather_pd(_mm256_setzero_pd(), p, idx,
-                                      _mm256_castsi256_pd(_mm256_cmpgt_epi64(_mm256_set1_epi64x(k), lane)), 8);
-    u.h[1] = k > 4 ? _mm256_mask_i32gather_pd(
-                         _mm256_setzero_pd(), p + 4 * stride, idx,
-                         _mm256_castsi256_pd(_mm256_cmpgt_epi64(_mm256_set1_epi64x(k - 4), lane)), 8)
-                   : _mm256_setzero_pd();
-    return u.v;
+    const __m256d lo = _mm256_mask_i32gather_pd(_mm256_setzero_pd(), p, idx,
+                                                _mm256_castsi256_pd(_mm256_cmpgt_epi64(_mm256_set1_epi64x(k), lane)), 8);
+    const __m256d hi = k > 4 ? _mm256_mask_i32gather_pd(
+                                   _mm256_setzero_pd(), p + 4 * stride, idx,
+                                   _mm256_castsi256_pd(_mm256_cmpgt_epi64(_mm256_set1_epi64x(k - 4), lane)), 8)
+                             : _mm256_setzero_pd();
+    return join(lo, hi);
   }
 #else
   vec<A> v = vec<A>{};
@@ -275,6 +287,28 @@ template <class T> inline vec<float> load_half(const T* p, int64_t k) {
                             : _mm256_maskz_loadu_epi16((__mmask16)((1u << k) - 1u), p);
   if constexpr (same<T, F16>::value) return (vec<float>)_mm512_cvtph_ps(h);
   else return (vec<float>)_mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+#elif defined(__AVX2__) && defined(__F16C__)
+  // In registers too: the lanes written one by one into a stack copy and
+  // loaded back as a vector stalled on store forwarding. A partial vector
+  // is a masked load of its whole pairs, the odd last element blended in.
+  __m256i h;
+  if (k == 16) {
+    h = _mm256_loadu_si256((const __m256i*)p);
+  } else {
+    const __m256i pairs = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(k / 2)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+    h = _mm256_maskload_epi32((const int*)p, pairs);
+    if (k & 1) {
+      const uint16_t last = reinterpret_cast<const uint16_t*>(p)[k - 1];
+      const __m256i at = _mm256_cmpeq_epi16(_mm256_set1_epi16((short)(k - 1)),
+                                            _mm256_setr_epi16(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15));
+      h = _mm256_blendv_epi8(h, _mm256_set1_epi16((short)last), at);
+    }
+  }
+  const __m128i h0 = _mm256_castsi256_si128(h), h1 = _mm256_extracti128_si256(h, 1);
+  if constexpr (same<T, F16>::value) return join(_mm256_cvtph_ps(h0), _mm256_cvtph_ps(h1));
+  else
+    return join(_mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h0), 16)),
+                _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h1), 16)));
 #else
   float t[16] = {};
   for (int64_t l = 0; l < k; ++l) t[l] = to_float(p[l]);
@@ -300,6 +334,30 @@ template <class T> inline void store_half(T* p, vec<float> x, int64_t k) {
   }
   if (k == 16) _mm256_storeu_si256((__m256i*)p, h);
   else _mm256_mask_storeu_epi16(p, (__mmask16)((1u << k) - 1u), h);
+#elif defined(__AVX2__) && defined(__F16C__)
+  // The conversions of the AVX-512 path above, on two ymm halves.
+  const __m256 x0 = lo_half(x), x1 = hi_half(x);
+  __m256i h;
+  if constexpr (same<T, F16>::value) {
+    h = _mm256_set_m128i(_mm256_cvtps_ph(x1, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC),
+                         _mm256_cvtps_ph(x0, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+  } else {
+    auto round = [](__m256 v) {
+      const __m256i u = _mm256_castps_si256(v);
+      const __m256i odd = _mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(1));
+      return _mm256_srli_epi32(_mm256_add_epi32(_mm256_add_epi32(u, _mm256_set1_epi32(0x7fff)), odd), 16);
+    };
+    // packus interleaves the 128-bit lanes (0-3 of x0, 0-3 of x1, 4-7, 4-7);
+    // the permute puts them back in order
+    h = _mm256_permute4x64_epi64(_mm256_packus_epi32(round(x0), round(x1)), 0xd8);
+  }
+  if (k == 16) {
+    _mm256_storeu_si256((__m256i*)p, h);
+  } else {
+    uint16_t t[16];
+    _mm256_storeu_si256((__m256i*)t, h);
+    memcpy(p, t, (size_t)k * sizeof(uint16_t));
+  }
 #else
   float t[16];
   storeu(t, x);
