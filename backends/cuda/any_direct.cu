@@ -231,9 +231,10 @@ int block_threads(const Problem& q) {
 // k2 s2 bf16 2.06x), NCHW 1.34x over 20 (969x46x92x92 k5x1 s2x1 bf16
 // 1.62x, 6380x3x65x173 k1 bf16 1.53x; worst 1.12x). Not kept: 16 bytes per
 // thread (NHWC 0.99x over all 202 NHWC configurations), groups on small
-// problems (1x35x113x1461 k8 s9 bf16 NHWC 0.50x), NCHW windows 3 wide (one
-// of the 176 NCHW configurations then below 0.97x, for a geomean within
-// noise of this rule's), and wide NHWC windows over few groups: the AUTO sweeps
+// problems (1x35x113x1461 k8 s9 bf16 NHWC 0.50x), NCHW windows 3 wide with
+// a run-time loop over each window row (one of the 176 NCHW configurations
+// then below 0.97x, for a geomean within noise of this rule's; with the
+// rows unrolled, see below), and wide NHWC windows over few groups: the AUTO sweeps
 // of seeds 17-20 had 3246x13x58x39 k10x8 s4x7 f32 at 0.52x, 284x17x448x448
 // k9 s8 bf16 at 0.72x and 1431x20x71x47 k10 s6 f16 at 0.76x of their
 // ungrouped speed, while 25x298x114x114 k9 s3 f32 ran 1.21x faster and
