@@ -28,6 +28,7 @@
 #endif
 #include <stdint.h>
 #include <string.h>
+#include <type_traits>
 
 #include "cpu_job.h"
 
@@ -666,10 +667,10 @@ void horizontal_nhwc(const Job& jb, const T* const* hr, int64_t hn, int64_t xa, 
         store_lanes<A>(o + c0 + (kM - 1) * N, Q(a[kM - 1]), k);
       };
       switch (m) {
-        case 1: rest(int_c<1>{}); break;
-        case 2: rest(int_c<2>{}); break;
-        case 3: rest(int_c<3>{}); break;
-        default: rest(int_c<4>{}); break;
+        case 1: rest(std::integral_constant<int, 1>{}); break;
+        case 2: rest(std::integral_constant<int, 2>{}); break;
+        case 3: rest(std::integral_constant<int, 3>{}); break;
+        default: rest(std::integral_constant<int, 4>{}); break;
       }
     }
   }

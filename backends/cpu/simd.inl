@@ -13,7 +13,6 @@ enum class BF16 : uint16_t {};
 
 template <class T, class A> struct same { static constexpr bool value = false; };
 template <class T> struct same<T, T> { static constexpr bool value = true; };
-template <int V> struct int_c { static constexpr int value = V; };  // an int as a type (compile-time counts)
 
 // Orders non-temporal (streamed) stores before a later barrier: x86's are
 // weakly ordered; other targets stream nothing (plain stores).

@@ -66,10 +66,7 @@ __device__ __forceinline__ T average_window(const T* base, I oy, I ox, I ys, I x
   if constexpr (KW > 0) {
     const I cols = c.end - c.begin;
     const T* row = base + r.begin * ys + c.begin * xs;
-    for (I y = r.begin; y < r.end; ++y, row += ys)
-#pragma unroll
-      for (int j = 0; j < KW; ++j)
-        if (j < cols) sum += E::to_acc(row[j * xs]);
+    for (I y = r.begin; y < r.end; ++y, row += ys) for_upto<KW>(cols, [&](int j) { sum += E::to_acc(row[j * xs]); });
   } else {
     for (I y = r.begin; y < r.end; ++y)
       for (I x = c.begin; x < c.end; ++x) sum += E::to_acc(base[y * ys + x * xs]);
