@@ -39,6 +39,18 @@ constexpr const char* kName = "cuda:any_direct";
 constexpr int kThreads = 256;     // a block, usually (block_threads)
 constexpr int kMaxThreads = 512;  // direct_kernel's launch bounds: the largest block
 constexpr int kMinBlocks = 4;     // 4 x 512 threads per SM: at most 32 registers a thread
+// NCHW f64: 3 x 512 threads, 40 registers. At 32 its window rows, unrolled
+// to the width bound, spilled; with the run-time loop instead it ran 1.10x
+// slower in geomean over the 79 NCHW f64 configurations AUTO gives this
+// kernel in the sweeps of seeds 33-40 (H200, 2026-12-02, device time, best
+// of two runs each; 51 faster by more than 3 %, 10 slower, down to 0.84x on
+// 5533x11x12x12 k5 s5x6; below 0.97x PyTorch 10 -> 4 over both numerics).
+// NHWC f64 fits 32 registers unrolled.
+constexpr int kMinBlocksNchwF64 = 3;
+template <typename T, bool NHWC>
+constexpr int direct_min_blocks() {
+  return sizeof(T) == 8 && !NHWC ? kMinBlocksNchwF64 : kMinBlocks;
+}
 
 struct DirectArgs : Geometry {
   int64_t total;  // outputs
@@ -78,7 +90,7 @@ __device__ __forceinline__ T average_window(const T* base, I oy, I ox, I ys, I x
 // 32-bit indices: each thread computes outputs i, i + grid, ... (dense dst
 // index in the problem's layout).
 template <typename T, bool NHWC, int KW>
-__global__ void __launch_bounds__(kMaxThreads, kMinBlocks)
+__global__ void __launch_bounds__(kMaxThreads, direct_min_blocks<T, NHWC>())
     direct_kernel(const T* __restrict__ src, T* __restrict__ dst, DirectArgs a) {
   const int32_t total = (int32_t)a.total, H = (int32_t)a.h, W = (int32_t)a.w, C = (int32_t)a.c;
   for (int32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < total; i += gridDim.x * blockDim.x) {
@@ -315,17 +327,11 @@ avgpool_status use_direct_kernel(KernelConfig<DirectArgs>* c, bool narrow, int t
                                                                   device, why);
   }
   const GridShape grid{ceil_div(c->args.total, threads), false};
-  // NCHW f64 keeps the run-time loop: at 32 registers its unrolled window
-  // rows spilled (kw bounds 4-11), and it ran 1.03x as fast in geomean with
-  // 28 of 79 configurations slower (H200, 2026-12-02, AUTO sweeps).
   auto launch = [&](auto kw_bound) {
     return use_kernel<DirectArgs, T, direct_kernel<T, NHWC, decltype(kw_bound)::value>>(c, "direct_kernel", threads,
                                                                                        0, grid, device, why);
   };
-  if constexpr (sizeof(T) == 8 && !NHWC)
-    return launch(std::integral_constant<int, 0>{});
-  else
-    return with_width_bound(c->args.kw, launch);
+  return with_width_bound(c->args.kw, launch);
 }
 
 avgpool_status init(const Problem& q, const DeviceInfo& device, ConfigPtr* config, Decline* why) {

@@ -154,6 +154,17 @@ constexpr int64_t kDirectRow = 64;
 bool column_walk_window(const Problem& q) {
   return q.kh == q.kw && (q.kh == 2 || q.kh == 3 || q.kh == 5) && q.sh <= 2 && q.sw <= 2;
 }
+// Except f16/bf16 3x3 and 5x5 windows at stride 2, which go direct in both
+// numerics: forced on 80 random f16/bf16 column-walk windows (H200,
+// 2026-12-02, device time), direct ran 5x5 at stride 2 in 0.43-0.61 of
+// cuda:nchw_column_walk's time (9 configurations; 5753x25x56x56 k5 s2 p1
+// bf16 0.56) and 3x3 at stride 2 in 0.70-1.02 (11; 47748x8x18x150 0.84),
+// the same in pytorch numerics; 2x2 at stride 2 came out even (0.82-1.18)
+// and stays walked, as do stride 1 (the walk 1.0-1.9x faster) and 4- and
+// 8-byte types (10489x2x131x131 k2 s2 f32: the walk 0.84 of direct's time).
+bool half_strided_walk_window(const Problem& q) {
+  return half_type(q) && column_walk_window(q) && q.kh >= 3 && q.sh == 2 && q.sw == 2;
+}
 constexpr int64_t kFewOutputs = 8;
 constexpr int64_t kWideWindow = 49;
 // Windows of kWideWindow inputs or more over output columns of one output
@@ -197,6 +208,7 @@ bool few_outputs_of_wide_windows(const Problem& q, const DeviceInfo& device) {
 }
 bool nchw_direct_first(const Problem& q, const DeviceInfo& device) {
   const int64_t window = q.kh * q.kw;
+  if (half_strided_walk_window(q)) return true;
   if ((q.sh == 1 && q.sw == 1 && window > 1) || column_walk_window(q)) return false;
   if (few_outputs_of_wide_windows(q, device)) return false;
   const bool wide_stride_eq = q.stride_equals_kernel() && q.w >= kStrideEqRow;
@@ -236,12 +248,42 @@ bool nchw_direct_first(const Problem& q, const DeviceInfo& device) {
 //    in fast numerics, the same kernel ran 1.13-1.35x PyTorch in pytorch
 //    numerics against 0.40-0.92x (76x226x11x1227 k4 bf16 1.35x against
 //    0.92x, 19x2x150x1272 k3x9 f32 1.13x against 0.40x).
+//
+// Since cuda:any_direct unrolls its window rows (any_direct.cu), the
+// fast-numerics bound above is narrower: at row stride 1, cuda:nchw_tiled comes
+// first only for windows of kTallWindow rows or more, or one column, where both
+// strides are 1; at column stride above 1, for 4- and 8-byte types with windows
+// of kTiledRows rows or more holding kTiledInputsPerStep inputs per column step
+// (kh * kw >= 16 * sw); and only where the tiles hold enough outputs
+// (tiled_wanted), else direct, not cuda:nchw_row_bulk (50x36x27x27 k10x7 s1
+// f16: direct 0.17 of its time). Forced on 40 random NCHW configurations at row
+// stride 1 (H200, 2026-12-02, device time, fast numerics; each rule's pick of
+// the two times) the rule before put 16 of them 10 % or more behind the faster
+// of the two kernels (8 below 0.97x PyTorch: 8x3x1229x261 k5x3 s1x3 f16 0.73x,
+// direct 2.8x faster; 47x127x267x141 k4x3 s1x2 f16, direct 2.1x), this one 7 (1
+// below): 0.82 -> 0.95 of the faster one's speed in geomean, 1.33x -> 1.54x
+// PyTorch. The tiles kept their lead on tall windows at both strides 1
+// (10556x2x50x50 k6 s1 f32 0.64 of direct's time, 1x197x83x1331 k7 s1 f16 0.66)
+// and on f32 windows of many inputs per column step (3x14x654x364 k9 s1x4 0.56,
+// 43x23x216x216 k8x6 s1x2 0.64), and lost on f16/bf16 and short windows
+// (21x109x77x561 k3x7 s1x3 bf16: direct 2.2x faster). On 40 more of a second
+// seed: 0.89 -> 0.98 of the faster one's speed, 1.39x -> 1.54x PyTorch, below
+// 0.97x 6 -> 1
+// (bench/gpu/results/h200-2026-12-02-nchw-row-stride-one-forced.json).
 constexpr int64_t kShortRow = 16;
+constexpr int64_t kTallWindow = 6;
+constexpr int64_t kTiledRows = 5;
+constexpr int64_t kTiledInputsPerStep = 16;
+bool nchw_tiles_before_direct(const Problem& q) {
+  if (q.sh != 1 || q.kh == 1) return false;
+  if (q.sw == 1) return q.kh >= kTallWindow || q.kw == 1;
+  return q.element_size >= 4 && q.kh >= kTiledRows && q.kh * q.kw >= kTiledInputsPerStep * q.sw;
+}
 bool nchw_direct_before_staging(const Problem& q, const DeviceInfo& device) {
   if (column_walk_window(q) || few_outputs_of_wide_windows(q, device)) return false;
   if (!fast(q)) return true;
-  if (q.sh == 1 && q.sw == 1 && q.kh * q.kw > 1) return q.ow < kShortRow;
-  return !(q.sh == 1 && q.kh > 1 && q.kh * q.kw >= 4 * q.sw);
+  if (q.sh == 1 && q.sw == 1 && q.kh * q.kw > 1 && q.ow < kShortRow) return true;
+  return !(nchw_tiles_before_direct(q) && tiled_wanted(q, device));
 }
 
 // NHWC: the tile and column kernels move a pixel's channels as 16-byte

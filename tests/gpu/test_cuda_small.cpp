@@ -107,7 +107,10 @@ TEST_CASE("the CUDA implementations are registered; AUTO follows the measured ch
       {2, 0, 0, AVGPOOL_NUMERICS_FAST, "cuda:nchw_column_walk", 160}, // 2x2 stride 2
       {4, 2, 1, AVGPOOL_NUMERICS_FAST, "cuda:any_direct"},     // output rows < 64
       {4, 2, 1, AVGPOOL_NUMERICS_FAST, "cuda:any_direct", 256},  // ... and of 127: row stride 2
-      {4, 1, 1, AVGPOOL_NUMERICS_FAST, "cuda:nchw_tiled", 256},  // rows re-read kh times at row stride 1
+      {6, 1, 1, AVGPOOL_NUMERICS_FAST, "cuda:nchw_tiled", 256},  // tall windows re-read at row stride 1
+      {4, 1, 1, AVGPOOL_NUMERICS_FAST, "cuda:any_direct", 256},  // ... shorter ones: direct
+      {8, 1, 0, AVGPOOL_NUMERICS_FAST, "cuda:nchw_tiled", 512, f32, 3, AVGPOOL_LAYOUT_NCHW, 2, 64, 2},  // f32, 32 inputs a column step
+      {8, 1, 0, AVGPOOL_NUMERICS_FAST, "cuda:any_direct", 512, AVGPOOL_DTYPE_F16, 3, AVGPOOL_LAYOUT_NCHW, 2, 64, 2},
       {4, 2, 1, AVGPOOL_NUMERICS_FAST, "cuda:any_direct", 256, AVGPOOL_DTYPE_F64},  // f64
       {4, 3, 0, AVGPOOL_NUMERICS_FAST, "cuda:any_direct", 512},  // little overlap (16 < 2 * 9)
       {3, 1, 1, AVGPOOL_NUMERICS_FAST, "cuda:nchw_vec_column_walk"}, // overlapping 3x3, 5x5 stride 1
@@ -117,6 +120,9 @@ TEST_CASE("the CUDA implementations are registered; AUTO follows the measured ch
       {3, 2, 1, AVGPOOL_NUMERICS_PYTORCH, "cuda:nchw_column_walk", 160},
       {5, 1, 2, AVGPOOL_NUMERICS_PYTORCH, "cuda:nchw_column_walk"},
       {5, 2, 2, AVGPOOL_NUMERICS_FAST, "cuda:nchw_column_walk", 160},
+      {5, 2, 2, AVGPOOL_NUMERICS_FAST, "cuda:any_direct", 160, AVGPOOL_DTYPE_F16},  // f16/bf16 at stride 2: direct
+      {3, 2, 1, AVGPOOL_NUMERICS_PYTORCH, "cuda:any_direct", 160, AVGPOOL_DTYPE_BF16},
+      {2, 2, 0, AVGPOOL_NUMERICS_FAST, "cuda:nchw_column_walk", 160, AVGPOOL_DTYPE_BF16},  // ... not 2x2
       {7, 1, 3, AVGPOOL_NUMERICS_FAST, "cuda:nchw_vec_column_walk"},
       {7, 2, 3, AVGPOOL_NUMERICS_FAST, "cuda:any_direct", 160},          // 7x7 beyond stride 1
       {11, 4, 0, AVGPOOL_NUMERICS_PYTORCH, "cuda:any_direct", 512},  // pytorch numerics: direct before staging
