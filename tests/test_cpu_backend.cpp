@@ -445,6 +445,40 @@ TEST_CASE("NHWC channels past the groups of four vectors: every dtype, numerics,
   }
 }
 
+TEST_CASE("NHWC f16/bf16 with 1-16 channels: read directly or converted first, every numerics and instruction set") {
+  // f16/bf16 NHWC short of a vector of channels: pytorch numerics from 6
+  // channels and fast numerics from 10 (windows not overlapping along the
+  // row, not tall), on rows of 8 outputs or more, read the input pixels
+  // directly (load_half of a partial vector, four outputs side by side with
+  // the window rows prefetched two groups ahead); the others convert the
+  // rows to float first. Every
+  // channel count on both sides of those bounds, windows with gaps and
+  // vertical overlaps, padding, ceil_mode, tall windows, a divisor
+  // override, special values, poisoned outputs with guard bands.
+  // 64 output rows or more (planes x oh), so that the blocks are whole
+  // output rows and the outputs go four at a time; the last shape has few.
+  const Shape shapes[] = {
+      {4, 0, 50, 37, 3, 3, 3, 3, 1, 1, 1},   {2, 0, 70, 40, 5, 2, 1, 3, 1, 0, 0},
+      {3, 0, 50, 45, 2, 3, 2, 4, 0, 1, 1},   {5, 0, 60, 36, 4, 4, 4, 4, 0, 0, 0},
+      {1, 0, 300, 30, 18, 3, 4, 3, 2, 1, 1}, {2, 0, 40, 33, 3, 5, 1, 2, 1, 2, 0},
+      {1, 0, 13, 37, 3, 3, 3, 3, 1, 1, 1},
+  };
+  for (int64_t c = 1; c <= 16; ++c)
+    for (Shape s : shapes) {
+      s.c = c;
+      avgpool_params p = s.params();
+      p.layout = AVGPOOL_LAYOUT_NHWC;
+      check_variants(p, {AVGPOOL_LAYOUT_NHWC}, 37 + (uint64_t)c);
+      avgpool_params d = p;
+      d.divisor_override = 7;
+      check_variants(d, {AVGPOOL_LAYOUT_NHWC}, 41);
+      check_special_values(p, 43);
+      for (int dtype : {AVGPOOL_DTYPE_F16, AVGPOOL_DTYPE_BF16})
+        for (int numerics = 0; numerics < 2; ++numerics)
+          check_same_bits_every_isa(p, (avgpool_dtype)dtype, (avgpool_numerics)numerics);
+    }
+}
+
 TEST_CASE("every instruction set the CPU has gives the same bits") {
   // AVGPOOL_CPU_ISA lowers the kernels' instruction set (base, avx2); a
   // plan reads it when it is created.

@@ -93,8 +93,9 @@ struct Job {
   // NHWC, fast numerics, sw == 1, kw in [4, 16], channels a multiple of one
   // vector: interior columns by the separable ring kernel (nhwc_s1_sweep).
   bool sep_s1;
-  // f16/bf16 NHWC, a vector of channels or more (16 floats), no row sums
-  // first, not the ring kernel: the blocks read the input channel vectors
+  // f16/bf16 NHWC, a vector of channels or more (16 floats), or fewer
+  // where impls.cpp measured it faster (half_short), no row sums first, not
+  // the ring kernel: the blocks read the input channel vectors
   // directly (run_block). Decided here because the row-chunk split
   // (nchunks), which converts rows first, is turned off for these jobs.
   bool half_direct;

@@ -66,6 +66,9 @@ struct CpuConfigOf final : CpuConfig {
 };
 
 constexpr int64_t kHalfSpan = 512;              // the same for f16/bf16 NHWC rows converted first
+constexpr int64_t kHalfDirectFast = 10;          // f16/bf16 NHWC channels read directly from (fast numerics)
+constexpr int64_t kHalfDirectPytorch = 6;        // the same in pytorch numerics
+constexpr int64_t kHalfDirectRow = 8;            // and output rows of at least this many outputs
 constexpr int64_t kSpanTarget = 4096;            // elements one block's windows span (<= 16 KiB f32)
 constexpr int64_t kNtBytes = int64_t(32) << 20;  // NHWC outputs streamed from this size on
 constexpr int64_t kUnitTarget = 32768;           // elements of work per parallel unit
@@ -209,12 +212,28 @@ void plan_job(const Problem& q, CpuConfigOf<A>* c) {
   // +-20 %). Half types keep it there (their rows are converted anyway:
   // 434x10x36x36 k10x5 s10x6 bf16 0.38 -> 0.76 ms without it).
   const bool row_gaps = q.sw > q.kw && !converts;
-  if (!nchw && fast && !j.sep_s1 && (!converts || q.c < 16) && q.kh >= 3 && j.max_rows < kTallRows && !row_gaps)
+  // f16/bf16 NHWC short of a vector of channels, read directly as well
+  // (Job::half_direct) where that measured faster than converting the rows
+  // first (2-core AMD EPYC Zen 5 VM, 2026-12-02, best of three alternated,
+  // with nhwc_output_fours' prefetch): pytorch numerics from
+  // kHalfDirectPytorch channels (C = 6-8 1.1-1.7x; C = 4-5 0.8-1.4x, C = 2
+  // level), fast numerics from kHalfDirectFast (C = 8 0.9x) and not where
+  // the row sums first serve several outputs (windows overlapping along
+  // the row: 8x12x200x200 k5 s1 p2 0.81x; tall windows): 1x12x515x515 k3
+  // s3 ceil 2.0x, 1x14x402x1260 k2x3 s3x5 1.7x, 281x15x146x146 k5 s1x5
+  // 2.0x. Only on rows of kHalfDirectRow outputs or more, which go four at
+  // a time with the prefetch: 6000x12x16x16 k8 s8x9 ceil (rows of two,
+  // one output at a time) ran 0.28x.
+  const bool half_short =
+      converts && !nchw && q.c < 16 && q.ow >= kHalfDirectRow &&
+      (fast ? q.c >= kHalfDirectFast && !j.tall && q.kw <= q.sw : q.c >= kHalfDirectPytorch);
+  if (!nchw && fast && !j.sep_s1 && (!converts || q.c < 16) && q.kh >= 3 && j.max_rows < kTallRows &&
+      !row_gaps && !half_short)
     j.tall = j.presum = true;
   // Blocks that read f16/bf16 channel vectors directly (Job::half_direct):
   // 16 floats are one vector in every instruction set (simd.inl), and with
   // more than one channel run_block's row sums are exactly presum.
-  j.half_direct = converts && j.vec >= 16 && !j.presum && !(j.rcp_table && j.sep_s1);
+  j.half_direct = converts && (j.vec >= 16 || half_short) && !j.presum && !(j.rcp_table && j.sep_s1);
 
   // Flat interior rows (see flat_rows in kernels.inl).
   int64_t ylo = 0;
@@ -251,7 +270,7 @@ void plan_job(const Problem& q, CpuConfigOf<A>* c) {
   // k5x2 s5x1: 6.5 -> 5.9).
   const int64_t cols_target =
       (j.presum && j.tall && j.vec > 1 && !converts ? 4 * kSpanTarget
-       : converts && j.vec > 1 && j.vec < 16        ? kHalfSpan
+       : converts && j.vec > 1 && j.vec < 16 && !j.half_direct ? kHalfSpan
                                                    : kSpanTarget) / j.vec;
   j.ob = cols_target > q.kw ? (cols_target - q.kw) / q.sw + 1 : 1;
   if (j.ob > q.ow) j.ob = q.ow;

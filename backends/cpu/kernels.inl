@@ -483,9 +483,20 @@ inline void store_out(A* p, vec<A> x) {
 // pytorch numerics 1.31x (524x2x88x88 k10 s4 1.47x); 30 random NHWC
 // configurations of two vectors, f16/bf16 1.16-1.18x, f32 1.02x, and f64
 // (9-16 channels) 0.96x, which stays one output at a time.
+// pf (hr are the input rows, not converted rows or row sums): each window
+// row's span of the four outputs two groups ahead is prefetched, a line at
+// a time. Their loads, four windows apart along kh rows, came from memory
+// one after another (perf annotate: the loads' consumers hot); 2-core AMD
+// EPYC Zen 5 VM, 2026-12-02, best of three alternated, pytorch numerics:
+// 1x2x1676x1676 k10 s6x10 f32 1.62 -> 0.84 ms, 138x11x13x738 k7 1.91 ->
+// 1.11; bf16 read directly, 281x15x146x146 k5 s1x5 35.8 -> 12.1 (rows
+// converted first: 17.0).
+// A prefetch 512 B or 1 KiB ahead of each pixel of the fourth output
+// instead was no better than none.
 template <int NV, bool NT, class T, class A>
 __attribute__((noinline)) void nhwc_output_fours(const Job& jb, const T* const* hr, int64_t hn, int64_t xa,
-                                                 int64_t ob0, int64_t ob1, const A* div, const A* rcp, T* out) {
+                                                 int64_t ob0, int64_t ob1, const A* div, const A* rcp, bool pf,
+                                                 T* out) {
   constexpr int N = simd<A>::n;
   const int64_t V = jb.vec;
   auto load = [](const T* p, int64_t k) {
@@ -514,10 +525,14 @@ __attribute__((noinline)) void nhwc_output_fours(const Job& jb, const T* const* 
     if (four) {
       const int64_t o1 = (jb.cols[ox + 1].begin - xa - b) * V, o2 = (jb.cols[ox + 2].begin - xa - b) * V,
                     o3 = (jb.cols[ox + 3].begin - xa - b) * V;
+      // pf: the span these four windows take of each row, two groups ahead
+      const int64_t span = (o3 + len * V) * (int64_t)sizeof(T), ahead = 2 * (o3 + o1);
       vec<A> a0 = zero<A>(), a1 = zero<A>(), a2 = zero<A>(), a3 = zero<A>();
       vec<A> c0 = zero<A>(), c1 = zero<A>(), c2 = zero<A>(), c3 = zero<A>();  // second vectors (NV == 2)
       for (int64_t r = 0; r < hn; ++r) {
         const T* s = hr[r] + b * V;
+        if (pf)
+          for (int64_t off = 0; off < span; off += 64) __builtin_prefetch((const char*)(s + ahead) + off, 0, 3);
         for (int64_t j = 0; j < len; ++j, s += V) {
           if constexpr (NV == 1) {
             a0 += load(s, V);
@@ -563,10 +578,11 @@ __attribute__((noinline)) void nhwc_output_fours(const Job& jb, const T* const* 
 // T is the storage type of hr and out: A itself, or f16/bf16 read from the
 // input rows and written to dst with conversions in registers (then in
 // channel vectors at any width: the pixel-by-pixel pass for wide channels
-// accumulates in out, which a half type cannot hold).
+// accumulates in out, which a half type cannot hold). input: hr are the
+// input rows (nhwc_output_fours prefetches them).
 template <bool NT, class T, class A>
 void horizontal_nhwc(const Job& jb, const T* const* hr, int64_t hn, int64_t xa, int64_t ob0,
-                     int64_t ob1, const A* div, const A* rcp, T* out) {
+                     int64_t ob1, const A* div, const A* rcp, bool input, T* out) {
   constexpr int N = simd<A>::n;
   constexpr bool direct = same<T, A>::value;
   auto store_full = [](T* p, vec<A> x) {
@@ -575,8 +591,8 @@ void horizontal_nhwc(const Job& jb, const T* const* hr, int64_t hn, int64_t xa, 
   };
   const int64_t V = jb.vec;
   if constexpr (is_f32<A>) {
-    if (V <= N) return nhwc_output_fours<1, NT>(jb, hr, hn, xa, ob0, ob1, div, rcp, out);
-    if (V <= 2 * N) return nhwc_output_fours<2, NT>(jb, hr, hn, xa, ob0, ob1, div, rcp, out);
+    if (V <= N) return nhwc_output_fours<1, NT>(jb, hr, hn, xa, ob0, ob1, div, rcp, input, out);
+    if (V <= 2 * N) return nhwc_output_fours<2, NT>(jb, hr, hn, xa, ob0, ob1, div, rcp, input, out);
   }
   for (int64_t ox = ob0; ox < ob1; ++ox) {
     const int64_t b = jb.cols[ox].begin - xa, e = jb.cols[ox].end - xa;
@@ -731,10 +747,10 @@ void horizontal_nhwc_s1(const Job& jb, const A* const* hr, int64_t hn, int64_t x
   constexpr int N = simd<A>::n;
   const int64_t V = jb.vec;
   const int64_t i0 = imin(imax(ob0, jb.ox_lo), ob1), i1 = imax(imin(ob1, jb.ox_hi), i0);
-  if (i0 > ob0) horizontal_nhwc<NT>(jb, hr, hn, xa, ob0, i0, div, rcp, out);
+  if (i0 > ob0) horizontal_nhwc<NT>(jb, hr, hn, xa, ob0, i0, div, rcp, false, out);
   if (i1 > i0) {
     if (hn == 0) {
-      horizontal_nhwc<NT>(jb, hr, hn, xa, i0, i1, div, rcp, out + (i0 - ob0) * V);
+      horizontal_nhwc<NT>(jb, hr, hn, xa, i0, i1, div, rcp, false, out + (i0 - ob0) * V);
     } else {
       const int64_t x0 = jb.cols[i0].begin - xa;
       A* o = out + (i0 - ob0) * V;
@@ -745,7 +761,7 @@ void horizontal_nhwc_s1(const Job& jb, const A* const* hr, int64_t hn, int64_t x
         nhwc_s1_sweep<NT, 1>(hr, hn, V, c0, x0, i1 - i0, jb.kw, div + i0, rcp + i0, o);
     }
   }
-  if (ob1 > i1) horizontal_nhwc<NT>(jb, hr, hn, xa, i1, ob1, div, rcp, out + (i1 - ob0) * V);
+  if (ob1 > i1) horizontal_nhwc<NT>(jb, hr, hn, xa, i1, ob1, div, rcp, false, out + (i1 - ob0) * V);
 }
 
 // ---- whole planes, NCHW: one output per plane covering it all -------------
@@ -1099,13 +1115,13 @@ int64_t window_rows(const Job& jb, const T* srow, int64_t nr, int64_t xa, int64_
 // Step 3 for either layout: out[(ox - ob0) * vec + c] for ox in [ob0, ob1).
 template <class A>
 void horizontal(const Job& jb, const A* const* hr, int64_t hn, int64_t xa, int64_t ob0, int64_t ob1,
-                const A* div, const A* rcp, bool slack, bool nt, A* out) {
+                const A* div, const A* rcp, bool slack, bool nt, bool input, A* out) {
   if (jb.vec == 1) horizontal_nchw(jb, hr, hn, xa, ob0, ob1, div, rcp, slack, out);
   else if (rcp && jb.sep_s1) {
     if (nt) horizontal_nhwc_s1<true>(jb, hr, hn, xa, ob0, ob1, div, rcp, out);
     else horizontal_nhwc_s1<false>(jb, hr, hn, xa, ob0, ob1, div, rcp, out);
-  } else if (nt) horizontal_nhwc<true>(jb, hr, hn, xa, ob0, ob1, div, rcp, out);
-  else horizontal_nhwc<false>(jb, hr, hn, xa, ob0, ob1, div, rcp, out);
+  } else if (nt) horizontal_nhwc<true>(jb, hr, hn, xa, ob0, ob1, div, rcp, input, out);
+  else horizontal_nhwc<false>(jb, hr, hn, xa, ob0, ob1, div, rcp, input, out);
 }
 
 // Planes [p0, p1) x output rows [oy0, oy1) x column blocks [b0, b1).
@@ -1166,7 +1182,7 @@ void run_block(const Job& jb, int64_t p0, int64_t p1, int64_t oy0, int64_t oy1, 
           if (jb.half_direct) {
             const T** rows = reinterpret_cast<const T**>(s);
             for (int64_t r = 0; r < nr; ++r) rows[r] = srow + r * row_len + xa * V;
-            horizontal_nhwc<false>(jb, rows, nr, xa, ob0, ob1, div, rcp, drow + ob0 * V);
+            horizontal_nhwc<false>(jb, rows, nr, xa, ob0, ob1, div, rcp, true, drow + ob0 * V);
             continue;
           }
         }
@@ -1176,7 +1192,7 @@ void run_block(const Job& jb, int64_t p0, int64_t p1, int64_t oy0, int64_t oy1, 
         A* out;
         if constexpr (direct) out = drow + ob0 * V;
         else out = obuf;
-        horizontal(jb, hr, hn, xa, ob0, ob1, div, rcp, slack, nt, out);
+        horizontal(jb, hr, hn, xa, ob0, ob1, div, rcp, slack, nt, direct && !slack, out);
         if constexpr (!direct) store_block(obuf, drow + ob0 * V, (ob1 - ob0) * V);
       }
     }
@@ -1209,7 +1225,8 @@ void partial_unit(const Job& jb, int64_t u, void* scratch) {
     const A* const* hr;
     bool slack;
     const int64_t hn = window_rows<T, A>(jb, srow, nr, xa, (xb - xa) * V, jb.presum, s, &hr, &slack);
-    horizontal(jb, hr, hn, xa, ob0, ob1, ones, (const A*)nullptr, slack, false, part + ob0 * V);
+    horizontal(jb, hr, hn, xa, ob0, ob1, ones, (const A*)nullptr, slack, false, same<T, A>::value && !slack,
+               part + ob0 * V);
   }
 }
 
