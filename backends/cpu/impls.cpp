@@ -290,7 +290,15 @@ void plan_job(const Problem& q, CpuConfigOf<A>* c) {
     // ms, 0.56 -> 1.12x oneDNN; 1x69x20x857 k11x1 s13x1 3.7x), now level
     // with pytorch numerics, whose unchanged path moved 0.95x in the same
     // runs (the spread).
-    if (fast && nc >= 2 && !j.half_direct && q.ow * j.vec <= kMaxPartialBytes / acc / nc / out_rows) {
+    // Only windows of kTallRows rows or more, or outputs too few for the
+    // column blocks below to give kFewRows units: shorter windows of wide
+    // rows were split too, and the partial sums, their second pass and the
+    // barrier cost more than they spread (2-core AMD EPYC Zen 5 VM,
+    // 2026-12-02, f32 NHWC, best of three alternated, ms: 1x520x80x80 k4 s6
+    // 0.061 -> 0.050, oneDNN 0.035; 3x96x30x500 k3 s3 0.43 -> 0.24;
+    // 1x64x40x2000 k6 s6 0.30 -> 0.19).
+    const bool split = j.max_rows >= kTallRows || q.ow * out_rows < kFewRows;
+    if (fast && nc >= 2 && split && !j.half_direct && q.ow * j.vec <= kMaxPartialBytes / acc / nc / out_rows) {
       j.chunk_rows = cr;
       j.nchunks = nc;
       c->partial_bytes = (size_t)align64(out_rows * nc * q.ow * j.vec * acc);
