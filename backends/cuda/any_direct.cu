@@ -181,6 +181,75 @@ __global__ void __launch_bounds__(kThreads) group_kernel(const T* __restrict__ s
   }
 }
 
+// V outputs of one output column per thread (oy0 .. oy0 + V - 1 at one ox,
+// and in NHWC one channel) where windows overlap along the column (kh >
+// sh): the union of their window rows, (V - 1) * sh + kh rows instead of
+// V * kh, is loaded once, each row's KW-bounded window row into registers,
+// and added to every output whose window holds the row. Each output still
+// sums its own elements rows then columns, in PyTorch's order. Thread g
+// owns group g of the (plane, output row group, ox) index (NHWC: (item,
+// output row group, ox, channel)); the last group of a column may be
+// short.
+// 40 registers (64 in f64): at direct_kernel's 32 its window rows spilled.
+template <typename T, bool NHWC, int V, int KW>
+__global__ void __launch_bounds__(kMaxThreads, sizeof(T) == 8 ? 2 : 3)
+    column_group_kernel(const T* __restrict__ src, T* __restrict__ dst, DirectArgs a) {
+  using E = Elem<T>;
+  using A = typename E::acc_t;
+  const int32_t groups = (int32_t)a.total, H = (int32_t)a.h, W = (int32_t)a.w, C = (int32_t)a.c;
+  const int32_t OH = (int32_t)a.oh, OW = (int32_t)a.ow;
+  const int32_t kh = (int32_t)a.kh, sh = (int32_t)a.sh, ph = (int32_t)a.ph;
+  for (int32_t g = blockIdx.x * blockDim.x + threadIdx.x; g < groups; g += gridDim.x * blockDim.x) {
+    uint32_t t, ic = 0, ox, oyg;
+    if constexpr (NHWC) {
+      ic = a.inner.divmod(g, &t);
+      ox = a.middle.divmod(t, &t);
+    } else {
+      ox = a.inner.divmod(g, &t);
+    }
+    oyg = a.outer.divmod(t, &t);  // t: the plane (NCHW) or batch item (NHWC)
+    const int32_t oy0 = (int32_t)oyg * V, n = OH - oy0 < V ? OH - oy0 : V;
+    const int32_t xs = NHWC ? C : 1, ys = W * xs;
+    const T* base = src + (int32_t)t * H * ys + (int32_t)ic;
+    const AxisWindowOf<int32_t> c = axis_window_of<int32_t>(ox, W, (int32_t)a.kw, (int32_t)a.sw, (int32_t)a.pw);
+    const int32_t cols = c.end - c.begin;
+    const AxisWindowOf<int32_t> first = axis_window_of<int32_t>(oy0, H, kh, sh, ph);
+    const AxisWindowOf<int32_t> last = axis_window_of<int32_t>(oy0 + n - 1, H, kh, sh, ph);
+    A sum[V];
+#pragma unroll
+    for (int v = 0; v < V; ++v) sum[v] = 0;
+    const T* row = base + first.begin * ys + c.begin * xs;
+    for (int32_t y = first.begin; y < last.end; ++y, row += ys) {
+      A e[KW];
+#pragma unroll
+      for (int j = 0; j < KW; ++j) e[j] = j < cols ? E::to_acc(row[j * xs]) : A(0);
+      // Output v's window rows start at (oy0 + v) * sh - ph: y belongs to
+      // it when 0 <= y - that < kh (the clipping to [0, H) is the loop's).
+      const int32_t d0 = y - (oy0 * sh - ph);
+#pragma unroll
+      for (int v = 0; v < V; ++v) {
+        const int32_t d = d0 - v * sh;
+        if (v < n && d >= 0 && d < kh) {
+#pragma unroll
+          for (int j = 0; j < KW; ++j)
+            if (j < cols) sum[v] += e[j];
+        }
+      }
+    }
+    const AxisWindow c64{c.begin, c.end, c.padded_len};
+#pragma unroll
+    for (int v = 0; v < V; ++v)
+      if (v < n) {
+        const AxisWindowOf<int32_t> r = axis_window_of<int32_t>(oy0 + v, H, kh, sh, ph);
+        const AxisWindow r64{r.begin, r.end, r.padded_len};
+        const int32_t oy = oy0 + v;
+        const int32_t o = NHWC ? (((int32_t)t * OH + oy) * OW + (int32_t)ox) * C + (int32_t)ic
+                               : ((int32_t)t * OH + oy) * OW + (int32_t)ox;
+        dst[o] = E::from_acc(finish(sum[v], r64, c64, a.include_pad, a.divisor_override));
+      }
+  }
+}
+
 // 64-bit indices (a tensor of 2^31 elements or more).
 template <typename T, bool NHWC>
 __global__ void __launch_bounds__(256) direct_kernel_wide(const T* __restrict__ src, T* __restrict__ dst,
@@ -316,11 +385,68 @@ avgpool_status use_group_kernel(KernelConfig<DirectArgs>* c, const DeviceInfo& d
   }
 }
 
+// Outputs per thread along an output column (column_group_kernel's V), or
+// 1: where each window row is shared by at least kColumnShare outputs of a
+// column (kh >= 3 * sh, more than one output row), no row or channel group
+// applies, the window row fits a compile-time width bound (kw <= 11) and
+// every thread slot of the device still gets kGroupsPerSlot groups. 4
+// outputs (2 in f64, whose accumulators and window rows take twice the
+// registers). Forced on the 282 configurations of overlapping windows that
+// AUTO gives this kernel in the sweeps of seeds 33-40 (H200, 2026-12-02,
+// device time, the library with and without): where kh >= 3 * sh, 15
+// faster by more than 3 % (1014x2x1049x54 k10x7 s1x9 bf16 1.48x, 51x4x851x851
+// k10 s2 f32 1.43x, 133x5x432x432 k11x8 s2x8 f64 NHWC 1.69x), 5 slower
+// (worst 0.93x); with less sharing mostly slower (3309x27x37x37 k8 s7 bf16
+// NHWC 0.57x, 113372x14x82x8 k8 s5 f16 0.72x): over all 282, 0.985x with
+// any overlap, 1.007x with this bound. Checked on the 63 such
+// configurations of seeds 41-48, not tuned on (the two libraries
+// alternated twice, best of each): 1.085x in geomean, 20 faster by more
+// than 3 % (47x41x93x286 k6x8 s1x8 f32 1.88x, 0.21 -> 0.39 of the copy
+// roofline), 4 slower (worst 0.85x, 15854x79x9x9 k5x2 s1 f64).
+constexpr int64_t kColumnGroup = 4;
+constexpr int64_t kColumnGroupF64 = 2;
+constexpr int64_t kColumnShare = 3;
+constexpr int64_t kColumnGroupMaxWidth = 11;
+int column_group_size(const Problem& q, const DeviceInfo& device, int group) {
+  const int64_t v = q.element_size == 8 ? kColumnGroupF64 : kColumnGroup;
+  if (group > 1 || q.kh < kColumnShare * q.sh || q.oh < 2 || q.kw > kColumnGroupMaxWidth) return 1;
+  if (q.dst_elements / v < kGroupsPerSlot * kThreadSlotsPerSm * device.sms) return 1;
+  return int(v);
+}
+
+template <typename T, bool NHWC, int V>
+avgpool_status use_column_group_kernel(KernelConfig<DirectArgs>* c, int threads, const DeviceInfo& device,
+                                       Decline* why) {
+  DirectArgs& a = c->args;
+  const int64_t row_groups = ceil_div(a.oh, V);
+  a.total = a.total / a.oh * row_groups;  // oh >= 2 here
+  a.inner = IntDivider::of(uint32_t(NHWC ? a.c : a.ow));
+  a.middle = IntDivider::of(uint32_t(a.ow));
+  a.outer = IntDivider::of(uint32_t(row_groups));
+  const GridShape grid{ceil_div(a.total, threads), false};
+  auto launch = [&](auto kw_bound) -> avgpool_status {
+    constexpr int KW = decltype(kw_bound)::value;
+    if constexpr (KW == 0) {
+      return decline(why, AVGPOOL_ERROR_INTERNAL, "%s: column groups take windows of at most %d columns", kName,
+                     int(kColumnGroupMaxWidth));
+    } else {
+      return use_kernel<DirectArgs, T, column_group_kernel<T, NHWC, V, KW>>(c, "column_group_kernel", threads, 0,
+                                                                             grid, device, why);
+    }
+  };
+  return with_width_bound(a.kw, launch);
+}
+
 template <typename T, bool NHWC>
-avgpool_status use_direct_kernel(KernelConfig<DirectArgs>* c, bool narrow, int threads, int group,
+avgpool_status use_direct_kernel(KernelConfig<DirectArgs>* c, bool narrow, int threads, int group, int column_group,
                                  const DeviceInfo& device, Decline* why) {
   if (narrow && group == 2) return use_group_kernel<T, NHWC, 2>(c, device, why);
   if (narrow && group == 4) return use_group_kernel<T, NHWC, 4>(c, device, why);
+  if constexpr (sizeof(T) == 8) {
+    if (narrow && column_group == 2) return use_column_group_kernel<T, NHWC, 2>(c, threads, device, why);
+  } else {
+    if (narrow && column_group == 4) return use_column_group_kernel<T, NHWC, 4>(c, threads, device, why);
+  }
   if (!narrow) {
     const GridShape grid{ceil_div(c->args.total, kThreads), false};
     return use_kernel<DirectArgs, T, direct_kernel_wide<T, NHWC>>(c, "direct_kernel_wide", kThreads, 0, grid,
@@ -354,8 +480,9 @@ avgpool_status init(const Problem& q, const DeviceInfo& device, ConfigPtr* confi
   const avgpool_status s = dispatch_dtype_cuda(q.dtype, [&](auto zero) {
     using T = decltype(zero);
     const int threads = block_threads(q), group = group_size(q, device);
-    return nhwc ? use_direct_kernel<T, true>(c.get(), narrow, threads, group, device, why)
-                : use_direct_kernel<T, false>(c.get(), narrow, threads, group, device, why);
+    const int column_group = column_group_size(q, device, group);
+    return nhwc ? use_direct_kernel<T, true>(c.get(), narrow, threads, group, column_group, device, why)
+                : use_direct_kernel<T, false>(c.get(), narrow, threads, group, column_group, device, why);
   });
   return hand_over(s, std::move(c), config);
 }

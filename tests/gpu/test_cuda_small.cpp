@@ -530,6 +530,32 @@ TEST_CASE("targeted shapes: wide rows in chunks, tall kernels, packed planes, f6
   print_runs("targeted runs", runs);
 }
 
+// cuda:any_direct against the reference on each shape in each of dtypes,
+// layout and numerics (half of the combinations when halved), inputs in
+// [-2, 2) with NaN/Inf sprinkled in; determinism checked in fast numerics.
+template <size_t NS, size_t ND>
+void check_direct_on_large_shapes(const char* label, const Shape (&shapes)[NS], const avgpool_dtype (&dtypes)[ND],
+                                  uint64_t seed, bool halved) {
+  std::mt19937_64 rng(seed);
+  std::map<std::string, int> runs;
+  for (const Shape& s : shapes)
+    for (avgpool_dtype dt : dtypes)
+      for (int lay = 0; lay < 2; ++lay)
+        for (int num = 0; num < 2; ++num) {
+          if (halved && (lay + num + (int)dt) % 2 != 0) continue;
+          avgpool_params p = shape_params(s.n, s.c, s.h, s.w, s.kh, s.kw, s.sh, s.sw, s.ph, s.pw, s.ceil);
+          p.count_include_pad = s.incl;
+          p.divisor_override = s.divisor;
+          p.dtype = dt;
+          p.layout = (avgpool_layout)lay;
+          p.numerics = (avgpool_numerics)num;
+          std::vector<char> src = random_src(p, rng, -2.0, 2.0);
+          sprinkle_specials(p.dtype, src.data(), p.n * p.c * p.h * p.w, 0.001, rng);
+          CHECK(check_impls(p, src.data(), {"cuda:any_direct"}, &runs, rng, num == 0) == 1);
+        }
+  print_runs(label, runs);
+}
+
 TEST_CASE("cuda:any_direct on problems it runs in output groups (f16, bf16, f32; short last groups; NaN/Inf)") {
   // About 3 million outputs: above the two groups per thread slot from which
   // the kernel takes 8 bytes of outputs per thread on devices of up to 180
@@ -543,24 +569,24 @@ TEST_CASE("cuda:any_direct on problems it runs in output groups (f16, bf16, f32;
       {8, 20, 300, 458, 2, 3, 2, 3, 1, 1, 0, 1},   // NCHW groups of 3-column windows
       {6, 30, 200, 500, 3, 3, 3, 2, 1, 0, 1, 0},   // ... overlapping along the row
   };
-  std::mt19937_64 rng(20261202);
-  std::map<std::string, int> runs;
   const avgpool_dtype dtypes[] = {AVGPOOL_DTYPE_F16, AVGPOOL_DTYPE_BF16, AVGPOOL_DTYPE_F32};
-  for (const Shape& s : shapes)
-    for (avgpool_dtype dt : dtypes)
-      for (int lay = 0; lay < 2; ++lay)
-        for (int num = 0; num < 2; ++num) {
-          avgpool_params p = shape_params(s.n, s.c, s.h, s.w, s.kh, s.kw, s.sh, s.sw, s.ph, s.pw, s.ceil);
-          p.count_include_pad = s.incl;
-          p.divisor_override = s.divisor;
-          p.dtype = dt;
-          p.layout = (avgpool_layout)lay;
-          p.numerics = (avgpool_numerics)num;
-          std::vector<char> src = random_src(p, rng, -2.0, 2.0);
-          sprinkle_specials(p.dtype, src.data(), p.n * p.c * p.h * p.w, 0.001, rng);
-          CHECK(check_impls(p, src.data(), {"cuda:any_direct"}, &runs, rng, num == 0) == 1);
-        }
-  print_runs("grouped cuda:any_direct runs", runs);
+  check_direct_on_large_shapes("grouped cuda:any_direct runs", shapes, dtypes, 20261202, false);
+}
+
+TEST_CASE("cuda:any_direct on problems it runs in column groups (every dtype and layout; short last groups; NaN/Inf)") {
+  // Windows whose rows are shared by 3 or more outputs of a column (kh >=
+  // 3 * sh), large enough for groups of 4 outputs (2 in f64) on devices of
+  // up to 180 SMs, with output columns that are not whole groups (153, 67
+  // and 157 rows), window widths 4, 8 and 6 (compile-time bounds 4, 8, 6),
+  // padding, ceil_mode, exclude-pad, a divisor override; NHWC channels too
+  // few for channel groups.
+  const Shape shapes[] = {
+      {12, 5, 303, 402, 6, 4, 2, 1, 3, 2, 1, 0},
+      {100, 3, 200, 303, 9, 8, 3, 2, 4, 4, 0, 1, 7},
+      {150, 3, 157, 129, 3, 6, 1, 3, 1, 3, 1, 1},
+  };
+  const avgpool_dtype dtypes[] = {AVGPOOL_DTYPE_F16, AVGPOOL_DTYPE_BF16, AVGPOOL_DTYPE_F32, AVGPOOL_DTYPE_F64};
+  check_direct_on_large_shapes("column-grouped cuda:any_direct runs", shapes, dtypes, 20261203, quick());
 }
 
 TEST_CASE("cuda:any_direct at every window width: each compile-time width bound, clipped windows, the run-time loop") {
