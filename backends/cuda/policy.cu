@@ -251,8 +251,9 @@ bool nchw_direct_first(const Problem& q, const DeviceInfo& device) {
 //
 // Since cuda:any_direct unrolls its window rows (any_direct.cu), the
 // fast-numerics bound above is narrower: at row stride 1, cuda:nchw_tiled comes
-// first only for windows of kTallWindow rows or more, or one column, where both
-// strides are 1; at column stride above 1, for 4- and 8-byte types with windows
+// first only for windows of kTallWindow rows or more, or of one row or one
+// column (not measured against direct since; as before), where both strides are
+// 1; at column stride above 1, for 4- and 8-byte types with windows
 // of kTiledRows rows or more holding kTiledInputsPerStep inputs per column step
 // (kh * kw >= 16 * sw); and only where the tiles hold enough outputs
 // (tiled_wanted), else direct, not cuda:nchw_row_bulk (50x36x27x27 k10x7 s1
@@ -275,8 +276,8 @@ constexpr int64_t kTallWindow = 6;
 constexpr int64_t kTiledRows = 5;
 constexpr int64_t kTiledInputsPerStep = 16;
 bool nchw_tiles_before_direct(const Problem& q) {
-  if (q.sh != 1 || q.kh == 1) return false;
-  if (q.sw == 1) return q.kh >= kTallWindow || q.kw == 1;
+  if (q.sh != 1) return false;
+  if (q.sw == 1) return q.kh >= kTallWindow || q.kh == 1 || q.kw == 1;
   return q.element_size >= 4 && q.kh >= kTiledRows && q.kh * q.kw >= kTiledInputsPerStep * q.sw;
 }
 bool nchw_direct_before_staging(const Problem& q, const DeviceInfo& device) {
