@@ -1,5 +1,7 @@
 // cuda:any_direct - one thread per output (or per group_size outputs that
-// share their window rows: group_kernel), any layout, any window: the
+// share their window rows: group_kernel; or per column_group_size outputs of
+// an output column that share window rows: column_group_kernel), any
+// layout, any window: the
 // fallback that accepts every problem (PyTorch's own CUDA scheme), and the
 // fastest kernel where little is shared between windows (windows with gaps
 // between them, narrow planes, few channels per pixel: see policy.cu). Sums
@@ -10,8 +12,9 @@
 // creation (int_divider.h): on small windows the decode is most of the work
 // (PyTorch's kernel divides at run time). 64-bit indices otherwise.
 //
-// The 32-bit kernel is held to 32 registers, so that 2048 threads (the
-// SM's maximum) stay resident: the kernel waits on loads, and at the 40
+// The 32-bit kernel is held to 32 registers (NCHW f64 and the column groups
+// below: 40; f64 column groups: 64), so that 2048 threads (the SM's
+// maximum) stay resident: the kernel waits on loads, and at the 40
 // registers the compiler chose by itself only 1536 fit. Its loads are plain
 // indexing of the restrict-qualified source, which the compiler unrolls and
 // schedules further than the bit-copying load1. With block_threads' block
