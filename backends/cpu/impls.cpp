@@ -66,7 +66,7 @@ struct CpuConfigOf final : CpuConfig {
 };
 
 constexpr int64_t kHalfSpan = 512;              // the same for f16/bf16 NHWC rows converted first
-constexpr int64_t kHalfDirectFast = 10;          // f16/bf16 NHWC channels read directly from (fast numerics)
+constexpr int64_t kHalfDirectFast = 9;           // f16/bf16 NHWC channels read directly from (fast numerics)
 constexpr int64_t kHalfDirectPytorch = 6;        // the same in pytorch numerics
 constexpr int64_t kHalfDirectRow = 8;            // and output rows of at least this many outputs
 constexpr int64_t kSpanTarget = 4096;            // elements one block's windows span (<= 16 KiB f32)
@@ -217,10 +217,10 @@ void plan_job(const Problem& q, CpuConfigOf<A>* c) {
   // first (2-core AMD EPYC Zen 5 VM, 2026-12-02, best of three alternated,
   // with nhwc_output_fours' prefetch): pytorch numerics from
   // kHalfDirectPytorch channels (C = 6-8 1.1-1.7x; C = 4-5 0.8-1.4x, C = 2
-  // level), fast numerics from kHalfDirectFast (C = 8 0.9x) and not where
-  // the row sums first serve several outputs (windows overlapping along
-  // the row: 8x12x200x200 k5 s1 p2 0.81x; tall windows): 1x12x515x515 k3
-  // s3 ceil 2.0x, 1x14x402x1260 k2x3 s3x5 1.7x, 281x15x146x146 k5 s1x5
+  // level), fast numerics from kHalfDirectFast (C = 9 0.98-1.8x over 11
+  // configurations, C = 6-8 0.80-1.4x) and not where the row sums first
+  // serve several outputs (windows overlapping along the row: 8x12x200x200
+  // k5 s1 p2 0.81x; tall windows): 1x12x515x515 k3 s3 ceil 2.0x, 1x14x402x1260 k2x3 s3x5 1.7x, 281x15x146x146 k5 s1x5
   // 2.0x. Only on rows of kHalfDirectRow outputs or more, which go four at
   // a time with the prefetch: 6000x12x16x16 k8 s8x9 ceil (rows of two,
   // one output at a time) ran 0.28x.
