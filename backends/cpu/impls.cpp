@@ -220,8 +220,8 @@ void plan_job(const Problem& q, CpuConfigOf<A>* c) {
   // level), fast numerics from kHalfDirectFast (C = 9 0.98-1.8x over 11
   // configurations, C = 6-8 0.80-1.4x) and not where the row sums first
   // serve several outputs (windows overlapping along the row: 8x12x200x200
-  // k5 s1 p2 0.81x; tall windows): 1x12x515x515 k3 s3 ceil 2.0x, 1x14x402x1260 k2x3 s3x5 1.7x, 281x15x146x146 k5 s1x5
-  // 2.0x. Only on rows of kHalfDirectRow outputs or more, which go four at
+  // k5 s1 p2 0.81x; tall windows): 1x12x515x515 k3 s3 ceil 2.0x,
+  // 1x14x402x1260 k2x3 s3x5 1.7x, 281x15x146x146 k5 s1x5 2.0x. Only on rows of kHalfDirectRow outputs or more, which go four at
   // a time with the prefetch: 6000x12x16x16 k8 s8x9 ceil (rows of two,
   // one output at a time) ran 0.28x.
   const bool half_short =
