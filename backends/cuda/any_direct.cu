@@ -194,8 +194,10 @@ __global__ void __launch_bounds__(kThreads) group_kernel(const T* __restrict__ s
 // output row group, ox, channel)); the last group of a column may be
 // short.
 // 40 registers (64 in f64): at direct_kernel's 32 its window rows spilled.
+constexpr int kMinBlocksColumnGroups = 3;     // 3 x 512 threads: 40 registers
+constexpr int kMinBlocksColumnGroupsF64 = 2;  // 2 x 512 threads: 64 registers
 template <typename T, bool NHWC, int V, int KW>
-__global__ void __launch_bounds__(kMaxThreads, sizeof(T) == 8 ? 2 : 3)
+__global__ void __launch_bounds__(kMaxThreads, sizeof(T) == 8 ? kMinBlocksColumnGroupsF64 : kMinBlocksColumnGroups)
     column_group_kernel(const T* __restrict__ src, T* __restrict__ dst, DirectArgs a) {
   using E = Elem<T>;
   using A = typename E::acc_t;
