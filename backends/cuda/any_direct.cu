@@ -1,7 +1,7 @@
 // cuda:any_direct - one thread per output (or per group_size outputs that
-// share their window rows: group_kernel; or per column_group_size outputs of
-// an output column that share window rows: column_group_kernel), any
-// layout, any window: the
+// share their window rows: group_kernel; NHWC pixel packs, the same kernel
+// with vector loads; or per column_group_size outputs of an output column
+// that share window rows: column_group_kernel), any layout, any window: the
 // fallback that accepts every problem (PyTorch's own CUDA scheme), and the
 // fastest kernel where little is shared between windows (windows with gaps
 // between them, narrow planes, few channels per pixel: see policy.cu). Sums
@@ -42,6 +42,8 @@ constexpr const char* kName = "cuda:any_direct";
 constexpr int kThreads = 256;     // a block, usually (block_threads)
 constexpr int kMaxThreads = 512;  // direct_kernel's launch bounds: the largest block
 constexpr int kMinBlocks = 4;     // 4 x 512 threads per SM: at most 32 registers a thread
+// 32-bit indices when every index (and i plus a grid's stride) stays below this.
+constexpr int64_t kNarrowLimit = (int64_t(1) << 31) - (int64_t(1) << 28);
 // NCHW f64: 3 x 512 threads, 40 registers. At 32 its window rows, unrolled
 // to the width bound, spilled; with the run-time loop instead it ran 1.10x
 // slower in geomean over the 79 NCHW f64 configurations AUTO gives this
@@ -114,6 +116,11 @@ __global__ void __launch_bounds__(kMaxThreads, direct_min_blocks<T, NHWC>())
   }
 }
 
+// V elements of T loaded or stored as one aligned vector.
+template <typename T, int V> struct alignas(sizeof(T) * V) Pack {
+  T v[V];
+};
+
 // V outputs per thread that share their window rows: V channels of one
 // pixel (NHWC) or V neighbouring outputs of one output row (NCHW). The
 // thread decodes its index and its row window once, and its V loads per
@@ -124,7 +131,9 @@ __global__ void __launch_bounds__(kMaxThreads, direct_min_blocks<T, NHWC>())
 // oy, column group) index; the last group of a pixel or row may be short.
 // KW: NCHW's compile-time bound on the window width (as direct_kernel's);
 // the NHWC branch loops over the columns at run time.
-template <typename T, bool NHWC, int V, int KW>
+// PACK (NHWC, channels a multiple of V, pointers aligned to the pack): each
+// pixel's V channels loaded and stored as one vector (nhwc_pack_size).
+template <typename T, bool NHWC, int V, int KW, bool PACK = false>
 __global__ void __launch_bounds__(kThreads) group_kernel(const T* __restrict__ src, T* __restrict__ dst, DirectArgs a) {
   using E = Elem<T>;
   using A = typename E::acc_t;
@@ -146,15 +155,28 @@ __global__ void __launch_bounds__(kThreads) group_kernel(const T* __restrict__ s
       for (int32_t y = r.begin; y < r.end; ++y)
         for (int32_t x = c.begin; x < c.end; ++x) {
           const T* p = base + (y * W + x) * C;
+          if constexpr (PACK) {
+            const Pack<T, V> e = *reinterpret_cast<const Pack<T, V>*>(p);
 #pragma unroll
-          for (int v = 0; v < V; ++v)
-            if (v < n) sum[v] += E::to_acc(p[v]);
+            for (int v = 0; v < V; ++v) sum[v] += E::to_acc(e.v[v]);
+          } else {
+#pragma unroll
+            for (int v = 0; v < V; ++v)
+              if (v < n) sum[v] += E::to_acc(p[v]);
+          }
         }
       const AxisWindow r64{r.begin, r.end, r.padded_len}, c64{c.begin, c.end, c.padded_len};
       T* out = dst + (((int32_t)t * OH + (int32_t)oy) * OW + (int32_t)ox) * C + c0;
+      if constexpr (PACK) {
+        Pack<T, V> o;
 #pragma unroll
-      for (int v = 0; v < V; ++v)
-        if (v < n) out[v] = E::from_acc(finish(sum[v], r64, c64, a.include_pad, a.divisor_override));
+        for (int v = 0; v < V; ++v) o.v[v] = E::from_acc(finish(sum[v], r64, c64, a.include_pad, a.divisor_override));
+        *reinterpret_cast<Pack<T, V>*>(out) = o;
+      } else {
+#pragma unroll
+        for (int v = 0; v < V; ++v)
+          if (v < n) out[v] = E::from_acc(finish(sum[v], r64, c64, a.include_pad, a.divisor_override));
+      }
     } else {
       const uint32_t oy = a.middle.divmod(t, &t);  // t: the plane
       const int32_t ox0 = (int32_t)lane_group * V, n = OW - ox0 < V ? OW - ox0 : V;
@@ -351,19 +373,42 @@ int group_size(const Problem& q, const DeviceInfo& device) {
   return narrow && q.ow >= v ? int(v) : 1;
 }
 
-// f(std::integral_constant<int, KW>) with the kernels' compile-time bound on
-// the window width: the smallest of 1, 2, 3, 4, 6, 8 and 11 that holds kw
-// (a few predicated-off loads per row at most), 0 (a run-time loop) beyond.
-template <typename F>
-avgpool_status with_width_bound(int64_t kw, F&& f) {
-  if (kw <= 1) return f(std::integral_constant<int, 1>{});
-  if (kw <= 2) return f(std::integral_constant<int, 2>{});
-  if (kw <= 3) return f(std::integral_constant<int, 3>{});
-  if (kw <= 4) return f(std::integral_constant<int, 4>{});
-  if (kw <= 6) return f(std::integral_constant<int, 6>{});
-  if (kw <= 8) return f(std::integral_constant<int, 8>{});
-  if (kw <= 11) return f(std::integral_constant<int, 11>{});
-  return f(std::integral_constant<int, 0>{});
+// NHWC pixel packs: V channels of a pixel per thread (8 bytes: 4 f16/bf16,
+// 2 f32), loaded and stored as one aligned vector, where the channels split
+// into whole packs (c % V == 0: no short group), every thread slot of the
+// device still gets kGroupsPerSlot groups, and either the elements are 2
+// bytes (one output per thread would read 64 bytes a warp load) or
+// group_size groups the problem anyway. The pointers' alignment is checked
+// per call (execute_config runs the plan's scalar configuration on others).
+// Forced on the 150 NHWC configurations of the sweeps of seeds 33-48 that
+// AUTO gives this kernel and whose channels split into packs (H200,
+// 2026-12-03, device time, best of two alternated runs), the 67 this rule
+// packs: 1.20x faster in geomean (2.43x -> 2.92x PyTorch), 55 faster by
+// more than 3 %, 5 slower (worst 0.90x: 619x8x232x712 k11 s11 f16);
+// 1557x8x119x119 k1 s2x1 f16 2.72x, 36x100x78x78 k9 s2 f16 2.34x. Not
+// kept: f32 packs on fewer channels than group_size groups (C = 2-6:
+// 0.93x over 19, 0.78-1.39x, 12 slower), f64 packs of 16 bytes (0.91x over
+// 43), and 16-byte f16/bf16 packs (faster on 5 of 6 with 8+ channels, up to
+// 1.32x over 8-byte packs, but 0.68x on 619x8x232x712 k11 s11: too few to
+// rule).
+constexpr int64_t kPackBytes = 8;
+int nhwc_pack_size(const Problem& q, const DeviceInfo& device, int group) {
+  const int64_t v = kPackBytes / q.element_size;
+  if (q.layout != AVGPOOL_LAYOUT_NHWC || v < 2 || q.c % v != 0) return 1;
+  if (q.dst_elements / v < kGroupsPerSlot * kThreadSlotsPerSm * device.sms) return 1;
+  return q.element_size == 2 || group > 1 ? int(v) : 1;
+}
+
+template <typename T, int V>
+avgpool_status use_pack_kernel(KernelConfig<DirectArgs>* c, const DeviceInfo& device, Decline* why) {
+  DirectArgs& a = c->args;
+  const int64_t groups_per_pixel = a.c / V;
+  a.total = a.total / V;
+  a.inner = IntDivider::of(uint32_t(groups_per_pixel));
+  c->vec_align = V * int64_t(sizeof(T));
+  const GridShape grid{ceil_div(a.total, kThreads), false};
+  return use_kernel<DirectArgs, T, group_kernel<T, true, V, 0, true>>(c, "group_kernel_packed", kThreads, 0, grid,
+                                                                      device, why);
 }
 
 template <typename T, bool NHWC, int V>
@@ -465,30 +510,45 @@ avgpool_status use_direct_kernel(KernelConfig<DirectArgs>* c, bool narrow, int t
   return with_width_bound(c->args.kw, launch);
 }
 
-avgpool_status init(const Problem& q, const DeviceInfo& device, ConfigPtr* config, Decline* why) {
-  auto c = new_config<DirectArgs>(q, device);
+// The kernel of the problem for plan configuration c: the pixel packs'
+// kernel when pack > 1, else by the rules above.
+avgpool_status fill(const Problem& q, const DeviceInfo& device, KernelConfig<DirectArgs>* c, bool narrow, int pack,
+                    Decline* why) {
   DirectArgs& a = c->args;
   a.total = q.dst_elements;
   a.c = q.c;
   const bool nhwc = q.layout == AVGPOOL_LAYOUT_NHWC;
-  // 32-bit indices when every index (and i plus a grid's stride) stays below 2^31.
-  const int64_t limit = (int64_t(1) << 31) - (int64_t(1) << 28);
-  const bool narrow = q.src_elements < limit && q.dst_elements < limit;
   if (narrow) {
     // A non-empty tensor below 2^31 elements has every size below 2^31; an
     // empty one decodes nothing (its sizes are not divided by).
-    auto divider = [limit](int64_t d) { return IntDivider::of(uint32_t(d > 0 && d < limit ? d : 1)); };
+    auto divider = [](int64_t d) { return IntDivider::of(uint32_t(d > 0 && d < kNarrowLimit ? d : 1)); };
     a.inner = divider(nhwc ? q.c : q.ow);
     a.middle = divider(nhwc ? q.ow : q.oh);
     a.outer = divider(q.oh);
   }
-  const avgpool_status s = dispatch_dtype_cuda(q.dtype, [&](auto zero) {
+  return dispatch_dtype_cuda(q.dtype, [&](auto zero) -> avgpool_status {
     using T = decltype(zero);
+    constexpr int kPack = int(kPackBytes / sizeof(T));
+    if constexpr (kPack >= 2) {
+      if (pack == kPack) return use_pack_kernel<T, kPack>(c, device, why);
+    }
     const int threads = block_threads(q), group = group_size(q, device);
     const int column_group = column_group_size(q, device, group);
-    return nhwc ? use_direct_kernel<T, true>(c.get(), narrow, threads, group, column_group, device, why)
-                : use_direct_kernel<T, false>(c.get(), narrow, threads, group, column_group, device, why);
+    return nhwc ? use_direct_kernel<T, true>(c, narrow, threads, group, column_group, device, why)
+                : use_direct_kernel<T, false>(c, narrow, threads, group, column_group, device, why);
   });
+}
+
+avgpool_status init(const Problem& q, const DeviceInfo& device, ConfigPtr* config, Decline* why) {
+  const bool narrow = q.src_elements < kNarrowLimit && q.dst_elements < kNarrowLimit;
+  const int pack = narrow ? nhwc_pack_size(q, device, group_size(q, device)) : 1;
+  if (pack > 1) {
+    return hand_over_vector_and_scalar<DirectArgs>(q, device, config, [&](KernelConfig<DirectArgs>* c, bool vectors) {
+      return fill(q, device, c, narrow, vectors ? pack : 1, why);
+    });
+  }
+  auto c = new_config<DirectArgs>(q, device);
+  const avgpool_status s = fill(q, device, c.get(), narrow, 1, why);
   return hand_over(s, std::move(c), config);
 }
 

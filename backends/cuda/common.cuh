@@ -251,6 +251,21 @@ template <int... Ks, typename F> inline avgpool_status dispatch_k(int64_t k, F&&
   return matched ? result : f(std::integral_constant<int, 0>{});
 }
 
+// Calls f(std::integral_constant<int, KW>{}) with KW a compile-time bound
+// on a window's width: the smallest of 1, 2, 3, 4, 6, 8 and 11 that holds
+// kw (a few predicated-off loads per row at most: for_upto<KW>), 0 (a
+// run-time loop) beyond.
+template <typename F> avgpool_status with_width_bound(int64_t kw, F&& f) {
+  if (kw <= 1) return f(std::integral_constant<int, 1>{});
+  if (kw <= 2) return f(std::integral_constant<int, 2>{});
+  if (kw <= 3) return f(std::integral_constant<int, 3>{});
+  if (kw <= 4) return f(std::integral_constant<int, 4>{});
+  if (kw <= 6) return f(std::integral_constant<int, 6>{});
+  if (kw <= 8) return f(std::integral_constant<int, 8>{});
+  if (kw <= 11) return f(std::integral_constant<int, 11>{});
+  return f(std::integral_constant<int, 0>{});
+}
+
 // Calls f(T{}) with T the device storage type of dtype.
 template <typename F> inline avgpool_status dispatch_dtype_cuda(avgpool_dtype dtype, F&& f) {
   switch (dtype) {

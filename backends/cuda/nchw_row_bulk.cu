@@ -80,7 +80,15 @@ __device__ __forceinline__ Item decode(const RowsArgs& a, int64_t item) {
   return it;
 }
 
-template <typename T, int K, bool PYT>
+// K: the window's size when square and one of dispatch_k's (else 0, run-time
+// loops). KW: a compile-time bound on its width (for_upto) for the column
+// loops: K, or with_width_bound's for the other windows summed directly,
+// whose rows would otherwise each be a run-time loop. Forced on 48 NCHW
+// configurations with other windows (H200, 2026-12-03, device time, best of
+// two): pytorch numerics 1.30x faster in geomean (0.96-1.93x;
+// 3508x31x141x9 k10x6 s10x6 f64 0.82 -> 0.42 ms, PyTorch 0.49), fast
+// numerics (where summed directly) 1.09x (0.95-2.00x).
+template <typename T, int K, bool PYT, int KW = K>
 __global__ void __launch_bounds__(kThreads, 1)
 nchw_rows_kernel(const T* __restrict__ src, T* __restrict__ dst, RowsArgs a) {
 #if !AVGPOOL_BULK_COPY_DEVICE
@@ -277,7 +285,7 @@ nchw_rows_kernel(const T* __restrict__ src, T* __restrict__ dst, RowsArgs a) {
             A sum = A(0);
             for (int y = 0; y < nr; ++y) {
               const T* c = c0 + y * P;
-              for_upto<K>(nc, [&](int j) { sum += E::to_acc(c[j]); });
+              for_upto<KW>(nc, [&](int j) { sum += E::to_acc(c[j]); });
             }
             orow[ox] = E::from_acc(finish(sum, rw, cw, a.include_pad, a.divisor_override));
           });
@@ -338,7 +346,19 @@ avgpool_status plan_items(const Problem& q, const DeviceInfo& device, RowsArgs* 
   // instructions than the two passes (2026-11-29, H200: k3 s2 p1 ceil on
   // 112x112: 0.19 ms direct vs 0.22 separable; global 7x7 on 256x2048 planes:
   // 0.037 ms direct vs 0.058 separable).
-  a->separable = !pyt && q.kh * q.kw > 9 && p_planes == 1;
+  // Larger windows: vertical then horizontal sums where they take fewer
+  // shared-memory loads per output row than the windows' own: kh * w / V +
+  // ow * kw against ow * kh * kw, V the elements of the vertical pass's
+  // 16-byte loads (rows a multiple of 16 bytes), else 1. Forced in fast
+  // numerics on the 55 NCHW configurations of larger windows in items of
+  // rows among 96 random ones and the sweeps' (H200, 2026-12-03, device
+  // time, best of two; separable everywhere before): 1.18x faster in
+  // geomean, worst 0.83x (1x22x119x601 k11x8 s11x8 f64); without the
+  // vectors in the count, tall items of one output column with 16-byte
+  // rows ran up to 2.2x slower (174x13x1226x8 k8 s8 f32).
+  const int64_t vertical_vector = (q.w * es) % 16 == 0 ? 16 / es : 1;
+  a->separable = !pyt && q.kh * q.kw > 9 && p_planes == 1 &&
+                 q.kh * ceil_div(q.w, vertical_vector) + q.ow * q.kw < q.ow * q.kh * q.kw;
   a->row_groups = ceil_div(q.oh, r_rows);
   a->items = ceil_div(q.planes(), p_planes) * a->row_groups;
   *smem = stages * stage + vs + tab;
@@ -350,9 +370,18 @@ avgpool_status init(const Problem& q, const DeviceInfo& device, ConfigPtr* confi
   // The producer stores unaligned heads and tails itself: any pointer.
   return init_bulk_copy<RowsArgs>(kName, q, device, kThreads, 1, 1, config, why, plan_items, [&](auto pick) {
     using P = decltype(pick);
+    using T = typename P::T;
+    constexpr bool pyt = P::kPytorch;
     return dispatch_k<2, 3, 4, 5, 7, 11>(q.kh == q.kw ? q.kh : 0, [&](auto k) {
-      return pick.template use<nchw_rows_kernel<typename P::T, decltype(k)::value, P::kPytorch>>("nchw_rows_kernel",
-                                                                                               pick.args().items);
+      constexpr int K = decltype(k)::value;
+      if constexpr (K == 0) {
+        if (pyt || !pick.args().separable)
+          return with_width_bound(q.kw, [&](auto kw) {
+            return pick.template use<nchw_rows_kernel<T, 0, pyt, decltype(kw)::value>>("nchw_rows_kernel",
+                                                                                      pick.args().items);
+          });
+      }
+      return pick.template use<nchw_rows_kernel<T, K, pyt>>("nchw_rows_kernel", pick.args().items);
     });
   });
 }

@@ -573,6 +573,22 @@ TEST_CASE("cuda:any_direct on problems it runs in output groups (f16, bf16, f32;
   check_direct_on_large_shapes("grouped cuda:any_direct runs", shapes, dtypes, 20261202, false);
 }
 
+TEST_CASE("cuda:any_direct on NHWC problems it runs in pixel packs (f16, bf16, f32; NaN/Inf; unaligned pointers)") {
+  // Channels that split into packs of 8 bytes (4 f16/bf16, 2 f32) with
+  // enough outputs for packs on devices of up to 180 SMs: 4 channels (f16
+  // and bf16 only: f32 runs ungrouped), 12 (every type), 40 channels under
+  // a window of 56 inputs (f32 packs only with 16 groups a pixel); padding,
+  // ceil_mode, exclude-pad, a divisor override. check_impls offsets one
+  // run in four by an element, which runs the plan's scalar kernel.
+  const Shape shapes[] = {
+      {24, 4, 240, 320, 3, 2, 2, 1, 1, 1, 1, 0},
+      {10, 12, 200, 330, 1, 1, 2, 1, 0, 0, 0, 1},
+      {24, 40, 200, 240, 7, 8, 3, 4, 3, 4, 1, 0, 9},
+  };
+  const avgpool_dtype dtypes[] = {AVGPOOL_DTYPE_F16, AVGPOOL_DTYPE_BF16, AVGPOOL_DTYPE_F32};
+  check_direct_on_large_shapes("packed cuda:any_direct runs", shapes, dtypes, 20261204, quick());
+}
+
 TEST_CASE("cuda:any_direct on problems it runs in column groups (every dtype and layout; short last groups; NaN/Inf)") {
   // Windows whose rows are shared by 3 or more outputs of a column (kh >=
   // 3 * sh), large enough for groups of 4 outputs (2 in f64) on devices of
