@@ -13,6 +13,10 @@
 #if defined(AVGPOOL_WITH_OPENMP)
 #include <omp.h>
 #endif
+#if defined(__unix__)
+#include <sys/mman.h>
+#include <unistd.h>
+#endif
 
 #include "check.h"
 #include "cpu_helpers.h"
@@ -478,6 +482,100 @@ TEST_CASE("NHWC f16/bf16 with 1-16 channels: read directly or converted first, e
           check_same_bits_every_isa(p, (avgpool_dtype)dtype, (avgpool_numerics)numerics);
     }
 }
+
+TEST_CASE("NHWC with 17-32 channels: every dtype, numerics and instruction set, special values") {
+  // Pixels of two channel vectors, four outputs side by side
+  // (nhwc_output_fours); bf16 with AVX-512 loads a pixel's channels as one
+  // 64-byte vector and splits the even and odd channels by integer ops
+  // (nhwc_bf16_pair_fours), and writes each output back as channel pairs
+  // (both roundings in one dword). Every channel count, odd and even, with
+  // windows that leave groups of four and single outputs, gaps, overlaps,
+  // padding, ceil_mode, a divisor override, NaN and signed zeros.
+  const Shape shapes[] = {
+      {3, 0, 20, 37, 3, 3, 3, 3, 1, 1, 1},
+      {2, 0, 17, 30, 4, 2, 2, 3, 1, 0, 0},
+      {1, 0, 9, 41, 2, 5, 3, 1, 0, 2, 1},
+  };
+  for (int64_t c = 17; c <= 32; ++c)
+    for (Shape s : shapes) {
+      s.c = c;
+      avgpool_params p = s.params();
+      p.layout = AVGPOOL_LAYOUT_NHWC;
+      check_variants(p, {AVGPOOL_LAYOUT_NHWC}, 53 + (uint64_t)c);
+      avgpool_params d = p;
+      d.divisor_override = 6;
+      check_variants(d, {AVGPOOL_LAYOUT_NHWC}, 59);
+      check_special_values(p, 61);
+      for (int dtype : {AVGPOOL_DTYPE_F32, AVGPOOL_DTYPE_F16, AVGPOOL_DTYPE_BF16})
+        for (int numerics = 0; numerics < 2; ++numerics)
+          check_same_bits_every_isa(p, (avgpool_dtype)dtype, (avgpool_numerics)numerics);
+    }
+}
+
+#if defined(__unix__)
+TEST_CASE("NHWC reads stay inside the input: an input that ends where an unmapped page begins") {
+  // nhwc_output_fours and nhwc_bf16_pair_fours read a pixel's channels as
+  // whole vectors, past its last channel, where every read of a group of
+  // four outputs stays inside the input, and masked near its end. Here the
+  // input's last byte is the last of a mapped page, followed by a page
+  // without access: a read past it would fault. The last window of each
+  // row ends at its last pixel, in a group of four outputs (8 or 12 a row).
+  const int64_t page = sysconf(_SC_PAGESIZE);
+  const Shape shapes[] = {
+      {1, 0, 6, 36, 3, 3, 3, 3, 0, 0, 0},
+      {2, 0, 5, 32, 1, 4, 1, 4, 0, 0, 0},
+      {1, 0, 4, 24, 2, 3, 2, 3, 0, 0, 0},
+      {1, 0, 5, 19, 2, 5, 1, 2, 0, 0, 0},
+  };
+  for (int64_t c = 1; c <= 32; ++c)
+    for (Shape s : shapes)
+      for (int dtype : {AVGPOOL_DTYPE_F32, AVGPOOL_DTYPE_F16, AVGPOOL_DTYPE_BF16})
+        for (int numerics = 0; numerics < 2; ++numerics) {
+          s.c = c;
+          avgpool_params p = s.params();
+          p.layout = AVGPOOL_LAYOUT_NHWC;
+          p.backend = AVGPOOL_BACKEND_CPU;
+          p.dtype = (avgpool_dtype)dtype;
+          p.numerics = (avgpool_numerics)numerics;
+          const int64_t bytes = src_count(p) * element_size(p.dtype);
+          const int64_t mapped = (bytes + page - 1) / page * page;
+          void* m = mmap(nullptr, (size_t)(mapped + page), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+          REQUIRE(m != MAP_FAILED);
+          char* base = static_cast<char*>(m);
+          REQUIRE(mprotect(base + mapped, (size_t)page, PROT_NONE) == 0);
+          void* src = base + mapped - bytes;
+          fill_random(p.dtype, src, src_count(p), 67 + (uint64_t)c, -1.0, 1.0);
+          CAPTURE(describe(p));
+          CHECK(check_all_impls(p, src) >= 1);
+          munmap(m, (size_t)(mapped + page));
+        }
+  // Inputs of 24 MiB or more read the partial vectors of groups of four
+  // whole (Job::wide_loads): about 25 MiB, rows of 8 outputs ending at the
+  // last pixel.
+  for (int64_t c : {5, 9, 15, 17, 20, 26, 31})
+    for (int dtype : {AVGPOOL_DTYPE_F32, AVGPOOL_DTYPE_F16, AVGPOOL_DTYPE_BF16})
+      for (int numerics = 0; numerics < 2; ++numerics) {
+        const int64_t es = dtype == AVGPOOL_DTYPE_F32 ? 4 : 2;
+        const int64_t h = ((int64_t(25) << 20) / (c * es * 32) + 1) / 2 * 2;
+        avgpool_params p = shape_params(1, c, h, 32, 2, 4, 2, 4, 0, 0, 0);
+        p.layout = AVGPOOL_LAYOUT_NHWC;
+        p.backend = AVGPOOL_BACKEND_CPU;
+        p.dtype = (avgpool_dtype)dtype;
+        p.numerics = (avgpool_numerics)numerics;
+        const int64_t bytes = src_count(p) * element_size(p.dtype);
+        const int64_t mapped = (bytes + page - 1) / page * page;
+        void* m = mmap(nullptr, (size_t)(mapped + page), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        REQUIRE(m != MAP_FAILED);
+        char* base = static_cast<char*>(m);
+        REQUIRE(mprotect(base + mapped, (size_t)page, PROT_NONE) == 0);
+        void* src = base + mapped - bytes;
+        fill_random(p.dtype, src, src_count(p), 71 + (uint64_t)c, -1.0, 1.0);
+        CAPTURE(describe(p));
+        CHECK(check_all_impls(p, src) >= 1);
+        munmap(m, (size_t)(mapped + page));
+      }
+}
+#endif
 
 TEST_CASE("every instruction set the CPU has gives the same bits") {
   // AVGPOOL_CPU_ISA lowers the kernels' instruction set (base, avx2); a
