@@ -251,9 +251,8 @@ bool nchw_direct_first(const Problem& q, const DeviceInfo& device) {
 //
 // Since cuda:any_direct unrolls its window rows (any_direct.cu), the
 // fast-numerics bound above is narrower: at row stride 1, cuda:nchw_tiled comes
-// first only for windows of kTallWindow rows or more, or of one row or one
-// column (not measured against direct since; as before), where both strides are
-// 1; at column stride above 1, for 4- and 8-byte types with windows
+// first only for windows of kTallWindow rows or more and two columns or more
+// where both strides are 1; at column stride above 1, for 4- and 8-byte types with windows
 // of kTiledRows rows or more holding kTiledInputsPerStep inputs per column step
 // (kh * kw >= 16 * sw); and only where the tiles hold enough outputs
 // (tiled_wanted), else direct, not cuda:nchw_row_bulk (50x36x27x27 k10x7 s1
@@ -271,13 +270,21 @@ bool nchw_direct_first(const Problem& q, const DeviceInfo& device) {
 // seed: 0.89 -> 0.98 of the faster one's speed, 1.39x -> 1.54x PyTorch, below
 // 0.97x 6 -> 1
 // (bench/gpu/results/h200-2026-12-02-nchw-row-stride-one-forced.json).
+// Windows of one column or one row at both strides 1 went to the tiles
+// too, unmeasured; forced on 24 random one-column windows (H200,
+// 2026-12-03, device time, best of two), direct was faster on 22 (up to
+// 4.1x where the tiles were taken: 4x896x34x34 k2x1 bf16, 0.59x -> 2.4x
+// PyTorch), the tiles 1.12x at most (353x1x241x533 k6x1 f32); on the three
+// one-row windows among 70 random configurations at both strides 1,
+// direct 1.4-2.4x faster (1x12x184x184 k1x11 f64 0.72x PyTorch on the tiles)
+// (bench/gpu/results/h200-2026-12-03-nchw-stride-one-forced.json).
 constexpr int64_t kShortRow = 16;
 constexpr int64_t kTallWindow = 6;
 constexpr int64_t kTiledRows = 5;
 constexpr int64_t kTiledInputsPerStep = 16;
 bool nchw_tiles_before_direct(const Problem& q) {
   if (q.sh != 1) return false;
-  if (q.sw == 1) return q.kh >= kTallWindow || q.kh == 1 || q.kw == 1;
+  if (q.sw == 1) return q.kh >= kTallWindow && q.kw > 1;
   return q.element_size >= 4 && q.kh >= kTiledRows && q.kh * q.kw >= kTiledInputsPerStep * q.sw;
 }
 bool nchw_direct_before_staging(const Problem& q, const DeviceInfo& device) {
