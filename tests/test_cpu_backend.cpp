@@ -487,8 +487,8 @@ TEST_CASE("NHWC with 17-32 channels: every dtype, numerics and instruction set, 
   // Pixels of two channel vectors, four outputs side by side
   // (nhwc_output_fours); bf16 with AVX-512 loads a pixel's channels as one
   // 64-byte vector and splits the even and odd channels by integer ops
-  // (nhwc_bf16_pair_fours), and writes each output back as channel pairs
-  // (both roundings in one dword). Every channel count, odd and even, with
+  // (bf16_pair_four), and writes each output back as channel pairs (both
+  // roundings in one dword). Every channel count, odd and even, with
   // windows that leave groups of four and single outputs, gaps, overlaps,
   // padding, ceil_mode, a divisor override, NaN and signed zeros.
   const Shape shapes[] = {
@@ -514,9 +514,10 @@ TEST_CASE("NHWC with 17-32 channels: every dtype, numerics and instruction set, 
 
 #if defined(__unix__)
 TEST_CASE("NHWC reads stay inside the input: an input that ends where an unmapped page begins") {
-  // nhwc_output_fours and nhwc_bf16_pair_fours read a pixel's channels as
-  // whole vectors, past its last channel, where every read of a group of
-  // four outputs stays inside the input, and masked near its end. Here the
+  // NHWC pixels short of whole channel vectors are read masked, and bf16
+  // pixels of 17-32 channels of large inputs (bf16_pair_four,
+  // Job::wide_loads) as whole vectors past their last channel where every
+  // read of the group of four outputs stays inside the input. Here the
   // input's last byte is the last of a mapped page, followed by a page
   // without access: a read past it would fault. The last window of each
   // row ends at its last pixel, in a group of four outputs (8 or 12 a row).
@@ -549,9 +550,9 @@ TEST_CASE("NHWC reads stay inside the input: an input that ends where an unmappe
           CHECK(check_all_impls(p, src) >= 1);
           munmap(m, (size_t)(mapped + page));
         }
-  // Inputs of 24 MiB or more read the partial vectors of groups of four
-  // whole (Job::wide_loads): about 25 MiB, rows of 8 outputs ending at the
-  // last pixel.
+  // Inputs of 24 MiB or more (Job::wide_loads: bf16 of 17-32 channels
+  // reads whole vectors; the others masked): about 25 MiB, rows of 8
+  // outputs ending at the last pixel.
   for (int64_t c : {5, 9, 15, 17, 20, 26, 31})
     for (int dtype : {AVGPOOL_DTYPE_F32, AVGPOOL_DTYPE_F16, AVGPOOL_DTYPE_BF16})
       for (int numerics = 0; numerics < 2; ++numerics) {

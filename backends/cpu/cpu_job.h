@@ -100,11 +100,11 @@ struct Job {
   // (nchunks), which converts rows first, is turned off for these jobs.
   bool half_direct;
   // NHWC inputs too large for the caches, windows that do not overlap
-  // (impls.cpp): outputs taken four at a time from the input rows
-  // (nhwc_output_fours) read a pixel's partial channel vector as a whole
-  // vector, unmasked, where the group's reads stay inside the input; masked
-  // loads that missed the caches were slower, and the whole vectors' split
-  // cache lines were slower on data the caches hold.
+  // (impls.cpp): bf16 pixels of 17-32 channels taken four outputs at a
+  // time (bf16_pair_four) are read as whole 64-byte vectors, unmasked,
+  // where the group's reads stay inside the input; masked loads that missed
+  // the caches were slower, and the whole vectors' split cache lines were
+  // slower on data the caches hold.
   bool wide_loads;
   // Scratch, one buffer per thread (64-byte aligned, at least scratch_bytes
   // in CpuConfig), laid out once here for the kernels: at 0 the window rows'

@@ -70,14 +70,18 @@ constexpr int64_t kHalfDirectFast = 9;           // f16/bf16 NHWC channels read 
 constexpr int64_t kHalfDirectPytorch = 6;        // the same in pytorch numerics
 constexpr int64_t kHalfDirectRow = 8;            // and output rows of at least this many outputs
 // NHWC inputs from this size on, whose windows do not overlap (each pixel
-// read once, from memory), read the pixels of groups of four outputs as
-// whole vectors (Job::wide_loads). 2-core AMD EPYC Zen 5 VM, 2026-12-03,
-// one thread, bf16 pixels of 19-22 channels, ms masked -> whole vectors:
-// N x 20 x 486 x 67 k10x4 s10x4, 15.6 MB 0.29 -> 0.33, 30 MB 1.40 -> 1.12,
-// 173 MB 11.4 -> 8.0; N x 22 x 240 x 240 k7 s7, 15 MB 0.24 -> 0.29, 30 MB
-// level, 61 MB 2.60 -> 2.22 (the L3 is 32 MiB); overlapping windows, whose
-// pixels are read again from the caches, 1679x19x413x10 k11x4 s6x2 (263
-// MB) 12.9 -> 21.3.
+// read once, from memory): bf16 pixels of 17-32 channels of groups of four
+// outputs are read as whole vectors (Job::wide_loads). 2-core AMD EPYC Zen 5
+// VM, 2026-12-03, one thread, bf16 pixels of 19-22 channels, ms masked ->
+// whole vectors: N x 20 x 486 x 67 k10x4 s10x4, 15.6 MB 0.29 -> 0.33, 30 MB
+// 1.40 -> 1.12, 173 MB 11.4 -> 8.0; N x 22 x 240 x 240 k7 s7, 15 MB 0.24 ->
+// 0.29, 30 MB level, 61 MB 2.60 -> 2.22 (the L3 is 32 MiB); overlapping
+// windows, whose pixels are read again from the caches, 1679x19x413x10
+// k11x4 s6x2 (263 MB) 12.9 -> 21.3. The same for the partial vectors of the
+// other types (f32, f16, bf16 below 17 channels) measured level: the 9 f16
+// NHWC rows of 17-31 channels of sweep seeds 17-40 it took, 0.95x / 0.96x
+// (fast / pytorch numerics, one thread), against 0.96x for the 39 f16 rows
+// it left alone in the same runs.
 constexpr int64_t kWideLoadBytes = int64_t(24) << 20;
 constexpr int64_t kSpanTarget = 4096;            // elements one block's windows span (<= 16 KiB f32)
 constexpr int64_t kNtBytes = int64_t(32) << 20;  // NHWC outputs streamed from this size on

@@ -615,38 +615,28 @@ __attribute__((noinline)) void nhwc_output_fours(const Job& jb, const T* const* 
 #endif
       vec<A> a0 = zero<A>(), a1 = zero<A>(), a2 = zero<A>(), a3 = zero<A>();
       vec<A> c0 = zero<A>(), c1 = zero<A>(), c2 = zero<A>(), c3 = zero<A>();  // second vectors (NV == 2)
-      // Full: the partial vector read whole, unmasked (Job::wide_loads)
-      auto sum = [&](auto Full) {
-        const int64_t k = decltype(Full)::value ? N : NV == 1 ? V : V - N;
-        for (int64_t r = 0; r < hn; ++r) {
-          const T* s = hr[r] + b * V;
-          if (pf)
-            for (int64_t off = 0; off < span; off += 64) __builtin_prefetch((const char*)(s + ahead) + off, 0, 3);
-          for (int64_t j = 0; j < len; ++j, s += V) {
-            if constexpr (NV == 1) {
-              a0 += load(s, k);
-              a1 += load(s + o1, k);
-              a2 += load(s + o2, k);
-              a3 += load(s + o3, k);
-            } else {
-              a0 += load(s, N);
-              c0 += load(s + N, k);
-              a1 += load(s + o1, N);
-              c1 += load(s + o1 + N, k);
-              a2 += load(s + o2, N);
-              c2 += load(s + o2 + N, k);
-              a3 += load(s + o3, N);
-              c3 += load(s + o3 + N, k);
-            }
+      for (int64_t r = 0; r < hn; ++r) {
+        const T* s = hr[r] + b * V;
+        if (pf)
+          for (int64_t off = 0; off < span; off += 64) __builtin_prefetch((const char*)(s + ahead) + off, 0, 3);
+        for (int64_t j = 0; j < len; ++j, s += V) {
+          if constexpr (NV == 1) {
+            a0 += load(s, V);
+            a1 += load(s + o1, V);
+            a2 += load(s + o2, V);
+            a3 += load(s + o3, V);
+          } else {
+            a0 += load(s, N);
+            c0 += load(s + N, V - N);
+            a1 += load(s + o1, N);
+            c1 += load(s + o1 + N, V - N);
+            a2 += load(s + o2, N);
+            c2 += load(s + o2 + N, V - N);
+            a3 += load(s + o3, N);
+            c3 += load(s + o3 + N, V - N);
           }
         }
-      };
-      // whole vectors from the last pixel read stay inside the input
-      if (jb.wide_loads && pf && V % N != 0 && hn > 0 &&
-          hr[hn - 1] + b * V + o3 + (len - 1) * V + NV * N <= static_cast<const T*>(jb.src) + jb.planes * jb.h * jb.w * V)
-        sum(std::true_type{});
-      else
-        sum(std::false_type{});
+      }
       finish(a0, c0, ox);
       finish(a1, c1, ox + 1);
       finish(a2, c2, ox + 2);
