@@ -513,42 +513,52 @@ TEST_CASE("NHWC with 17-32 channels: every dtype, numerics and instruction set, 
 }
 
 #if defined(__unix__)
+// Every CPU implementation on p (NHWC, CPU backend) from an input whose last
+// byte is the last of a mapped page, followed by a page without access: a
+// read past the input faults. Inputs random in [-1, 1) from seed.
+namespace {
+void check_input_before_unmapped_page(const avgpool_params& p, uint64_t seed) {
+  const int64_t page = sysconf(_SC_PAGESIZE);
+  const int64_t bytes = src_count(p) * element_size(p.dtype);
+  const int64_t mapped = (bytes + page - 1) / page * page;
+  void* m = mmap(nullptr, (size_t)(mapped + page), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  REQUIRE(m != MAP_FAILED);
+  char* base = static_cast<char*>(m);
+  REQUIRE(mprotect(base + mapped, (size_t)page, PROT_NONE) == 0);
+  void* src = base + mapped - bytes;
+  fill_random(p.dtype, src, src_count(p), seed, -1.0, 1.0);
+  CAPTURE(describe(p));
+  CHECK(check_all_impls(p, src) >= 1);
+  munmap(m, (size_t)(mapped + page));
+}
+}  // namespace
+
 TEST_CASE("NHWC reads stay inside the input: an input that ends where an unmapped page begins") {
   // NHWC pixels short of whole channel vectors are read masked, and bf16
   // pixels of 17-32 channels of large inputs (bf16_pair_four,
   // Job::wide_loads) as whole vectors past their last channel where every
-  // read of the group of four outputs stays inside the input. Here the
-  // input's last byte is the last of a mapped page, followed by a page
-  // without access: a read past it would fault. The last window of each
-  // row ends at its last pixel, in a group of four outputs (8 or 12 a row).
-  const int64_t page = sysconf(_SC_PAGESIZE);
+  // read of the group of four outputs stays inside the input. The last
+  // window of each row ends at its last pixel, in a group of four outputs
+  // (8 or 12 a row).
   const Shape shapes[] = {
       {1, 0, 6, 36, 3, 3, 3, 3, 0, 0, 0},
       {2, 0, 5, 32, 1, 4, 1, 4, 0, 0, 0},
       {1, 0, 4, 24, 2, 3, 2, 3, 0, 0, 0},
       {1, 0, 5, 19, 2, 5, 1, 2, 0, 0, 0},
   };
+  auto nhwc_cpu = [](avgpool_params p, int dtype, int numerics) {
+    p.layout = AVGPOOL_LAYOUT_NHWC;
+    p.backend = AVGPOOL_BACKEND_CPU;
+    p.dtype = (avgpool_dtype)dtype;
+    p.numerics = (avgpool_numerics)numerics;
+    return p;
+  };
   for (int64_t c = 1; c <= 32; ++c)
     for (Shape s : shapes)
       for (int dtype : {AVGPOOL_DTYPE_F32, AVGPOOL_DTYPE_F16, AVGPOOL_DTYPE_BF16})
         for (int numerics = 0; numerics < 2; ++numerics) {
           s.c = c;
-          avgpool_params p = s.params();
-          p.layout = AVGPOOL_LAYOUT_NHWC;
-          p.backend = AVGPOOL_BACKEND_CPU;
-          p.dtype = (avgpool_dtype)dtype;
-          p.numerics = (avgpool_numerics)numerics;
-          const int64_t bytes = src_count(p) * element_size(p.dtype);
-          const int64_t mapped = (bytes + page - 1) / page * page;
-          void* m = mmap(nullptr, (size_t)(mapped + page), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-          REQUIRE(m != MAP_FAILED);
-          char* base = static_cast<char*>(m);
-          REQUIRE(mprotect(base + mapped, (size_t)page, PROT_NONE) == 0);
-          void* src = base + mapped - bytes;
-          fill_random(p.dtype, src, src_count(p), 67 + (uint64_t)c, -1.0, 1.0);
-          CAPTURE(describe(p));
-          CHECK(check_all_impls(p, src) >= 1);
-          munmap(m, (size_t)(mapped + page));
+          check_input_before_unmapped_page(nhwc_cpu(s.params(), dtype, numerics), 67 + (uint64_t)c);
         }
   // Inputs of 24 MiB or more (Job::wide_loads: bf16 of 17-32 channels
   // reads whole vectors; the others masked): about 25 MiB, rows of 8
@@ -558,22 +568,8 @@ TEST_CASE("NHWC reads stay inside the input: an input that ends where an unmappe
       for (int numerics = 0; numerics < 2; ++numerics) {
         const int64_t es = dtype == AVGPOOL_DTYPE_F32 ? 4 : 2;
         const int64_t h = ((int64_t(25) << 20) / (c * es * 32) + 1) / 2 * 2;
-        avgpool_params p = shape_params(1, c, h, 32, 2, 4, 2, 4, 0, 0, 0);
-        p.layout = AVGPOOL_LAYOUT_NHWC;
-        p.backend = AVGPOOL_BACKEND_CPU;
-        p.dtype = (avgpool_dtype)dtype;
-        p.numerics = (avgpool_numerics)numerics;
-        const int64_t bytes = src_count(p) * element_size(p.dtype);
-        const int64_t mapped = (bytes + page - 1) / page * page;
-        void* m = mmap(nullptr, (size_t)(mapped + page), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        REQUIRE(m != MAP_FAILED);
-        char* base = static_cast<char*>(m);
-        REQUIRE(mprotect(base + mapped, (size_t)page, PROT_NONE) == 0);
-        void* src = base + mapped - bytes;
-        fill_random(p.dtype, src, src_count(p), 71 + (uint64_t)c, -1.0, 1.0);
-        CAPTURE(describe(p));
-        CHECK(check_all_impls(p, src) >= 1);
-        munmap(m, (size_t)(mapped + page));
+        check_input_before_unmapped_page(nhwc_cpu(shape_params(1, c, h, 32, 2, 4, 2, 4, 0, 0, 0), dtype, numerics),
+                                         71 + (uint64_t)c);
       }
 }
 #endif
