@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <initializer_list>
 #include <random>
 #include <string>
 #include <vector>
@@ -76,6 +77,21 @@ void check_same_bits_every_isa(const avgpool_params& p, avgpool_dtype dtype, avg
   }
 }
 
+
+// p in NHWC against the reference in every variant (check_variants, from
+// seed), with divisor_override `divisor`, with special values, and the same
+// bits on every instruction set in each of dtypes and both numerics.
+void check_nhwc_pixels(avgpool_params p, uint64_t seed, int64_t divisor, std::initializer_list<avgpool_dtype> dtypes) {
+  p.layout = AVGPOOL_LAYOUT_NHWC;
+  check_variants(p, {AVGPOOL_LAYOUT_NHWC}, seed);
+  avgpool_params d = p;
+  d.divisor_override = divisor;
+  check_variants(d, {AVGPOOL_LAYOUT_NHWC}, seed + 4);
+  check_special_values(p, seed + 6);
+  for (avgpool_dtype dtype : dtypes)
+    for (int numerics = 0; numerics < 2; ++numerics)
+      check_same_bits_every_isa(p, dtype, (avgpool_numerics)numerics);
+}
 }  // namespace
 
 TEST_SUITE("cpu") {
@@ -470,16 +486,7 @@ TEST_CASE("NHWC f16/bf16 with 1-16 channels: read directly or converted first, e
   for (int64_t c = 1; c <= 16; ++c)
     for (Shape s : shapes) {
       s.c = c;
-      avgpool_params p = s.params();
-      p.layout = AVGPOOL_LAYOUT_NHWC;
-      check_variants(p, {AVGPOOL_LAYOUT_NHWC}, 37 + (uint64_t)c);
-      avgpool_params d = p;
-      d.divisor_override = 7;
-      check_variants(d, {AVGPOOL_LAYOUT_NHWC}, 41);
-      check_special_values(p, 43);
-      for (int dtype : {AVGPOOL_DTYPE_F16, AVGPOOL_DTYPE_BF16})
-        for (int numerics = 0; numerics < 2; ++numerics)
-          check_same_bits_every_isa(p, (avgpool_dtype)dtype, (avgpool_numerics)numerics);
+      check_nhwc_pixels(s.params(), 37 + (uint64_t)c, 7, {AVGPOOL_DTYPE_F16, AVGPOOL_DTYPE_BF16});
     }
 }
 
@@ -499,16 +506,8 @@ TEST_CASE("NHWC with 17-32 channels: every dtype, numerics and instruction set, 
   for (int64_t c = 17; c <= 32; ++c)
     for (Shape s : shapes) {
       s.c = c;
-      avgpool_params p = s.params();
-      p.layout = AVGPOOL_LAYOUT_NHWC;
-      check_variants(p, {AVGPOOL_LAYOUT_NHWC}, 53 + (uint64_t)c);
-      avgpool_params d = p;
-      d.divisor_override = 6;
-      check_variants(d, {AVGPOOL_LAYOUT_NHWC}, 59);
-      check_special_values(p, 61);
-      for (int dtype : {AVGPOOL_DTYPE_F32, AVGPOOL_DTYPE_F16, AVGPOOL_DTYPE_BF16})
-        for (int numerics = 0; numerics < 2; ++numerics)
-          check_same_bits_every_isa(p, (avgpool_dtype)dtype, (avgpool_numerics)numerics);
+      check_nhwc_pixels(s.params(), 53 + (uint64_t)c, 6,
+                        {AVGPOOL_DTYPE_F32, AVGPOOL_DTYPE_F16, AVGPOOL_DTYPE_BF16});
     }
 }
 
