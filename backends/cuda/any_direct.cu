@@ -132,7 +132,7 @@ template <typename T, int V> struct alignas(sizeof(T) * V) Pack {
 // KW: NCHW's compile-time bound on the window width (as direct_kernel's);
 // the NHWC branch loops over the columns at run time.
 // PACK (NHWC, channels a multiple of V, pointers aligned to the pack): each
-// pixel's V channels loaded and stored as one vector (nhwc_pack_size).
+// pixel's V channels loaded and stored as one vector (nhwc_packed).
 template <typename T, bool NHWC, int V, int KW, bool PACK = false>
 __global__ void __launch_bounds__(kThreads) group_kernel(const T* __restrict__ src, T* __restrict__ dst, DirectArgs a) {
   using E = Elem<T>;
@@ -361,9 +361,14 @@ constexpr int64_t kGroupSmallWindowCols = 3;
 constexpr int64_t kGroupSmallWindow = 9;
 constexpr int64_t kGroupsPerSlot = 2;
 constexpr int64_t kThreadSlotsPerSm = 2048;
+// Whether groups of v outputs still give every thread slot of the device
+// kGroupsPerSlot groups.
+bool groups_fill_device(const Problem& q, const DeviceInfo& device, int64_t v) {
+  return q.dst_elements / v >= kGroupsPerSlot * kThreadSlotsPerSm * device.sms;
+}
 int group_size(const Problem& q, const DeviceInfo& device) {
   const int64_t v = kGroupBytes / q.element_size;
-  if (v < 2 || q.dst_elements / v < kGroupsPerSlot * kThreadSlotsPerSm * device.sms) return 1;
+  if (v < 2 || !groups_fill_device(q, device, v)) return 1;
   if (q.layout == AVGPOOL_LAYOUT_NHWC) {
     const int64_t groups = q.c / v;
     return groups >= (q.window_inputs() > kGroupWindow ? kMinGroupsPerPixelWide : kMinGroupsPerPixel) ? int(v) : 1;
@@ -373,11 +378,11 @@ int group_size(const Problem& q, const DeviceInfo& device) {
   return narrow && q.ow >= v ? int(v) : 1;
 }
 
-// NHWC pixel packs: V channels of a pixel per thread (8 bytes: 4 f16/bf16,
-// 2 f32), loaded and stored as one aligned vector, where the channels split
-// into whole packs (c % V == 0: no short group), every thread slot of the
-// device still gets kGroupsPerSlot groups, and either the elements are 2
-// bytes (one output per thread would read 64 bytes a warp load) or
+// NHWC pixel packs: group_size's channel groups (kGroupBytes: 4 f16/bf16,
+// 2 f32) loaded and stored as one aligned vector each, where the channels
+// split into whole groups (c % V == 0: no short group), every thread slot of
+// the device still gets kGroupsPerSlot groups, and either the elements are
+// 2 bytes (one output per thread would read 64 bytes a warp load) or
 // group_size groups the problem anyway. The pointers' alignment is checked
 // per call (execute_config runs the plan's scalar configuration on others).
 // Forced on the 150 NHWC configurations of the sweeps of seeds 33-48 that
@@ -391,29 +396,19 @@ int group_size(const Problem& q, const DeviceInfo& device) {
 // 43), and 16-byte f16/bf16 packs (faster on 5 of 6 with 8+ channels, up to
 // 1.32x over 8-byte packs, but 0.68x on 619x8x232x712 k11 s11: too few to
 // rule).
-constexpr int64_t kPackBytes = 8;
-int nhwc_pack_size(const Problem& q, const DeviceInfo& device, int group) {
-  const int64_t v = kPackBytes / q.element_size;
-  if (q.layout != AVGPOOL_LAYOUT_NHWC || v < 2 || q.c % v != 0) return 1;
-  if (q.dst_elements / v < kGroupsPerSlot * kThreadSlotsPerSm * device.sms) return 1;
-  return q.element_size == 2 || group > 1 ? int(v) : 1;
+bool nhwc_packed(const Problem& q, const DeviceInfo& device, int group) {
+  const int64_t v = kGroupBytes / q.element_size;
+  if (q.layout != AVGPOOL_LAYOUT_NHWC || v < 2 || q.c % v != 0 || !groups_fill_device(q, device, v)) return false;
+  return q.element_size == 2 || group > 1;
 }
 
-template <typename T, int V>
-avgpool_status use_pack_kernel(KernelConfig<DirectArgs>* c, const DeviceInfo& device, Decline* why) {
-  DirectArgs& a = c->args;
-  const int64_t groups_per_pixel = a.c / V;
-  a.total = a.total / V;
-  a.inner = IntDivider::of(uint32_t(groups_per_pixel));
-  c->vec_align = V * int64_t(sizeof(T));
-  const GridShape grid{ceil_div(a.total, kThreads), false};
-  return use_kernel<DirectArgs, T, group_kernel<T, true, V, 0, true>>(c, "group_kernel_packed", kThreads, 0, grid,
-                                                                      device, why);
-}
-
-template <typename T, bool NHWC, int V>
+// PACK: NHWC pixel packs (nhwc_packed); pointers must then be aligned to a
+// group's bytes (vec_align).
+template <typename T, bool NHWC, int V, bool PACK = false>
 avgpool_status use_group_kernel(KernelConfig<DirectArgs>* c, const DeviceInfo& device, Decline* why) {
+  static_assert(NHWC || !PACK, "pixel packs are NHWC");
   DirectArgs& a = c->args;
+  if constexpr (PACK) c->vec_align = V * int64_t(sizeof(T));
   const int64_t per_unit = NHWC ? a.c : a.ow;  // channels of a pixel, outputs of a row
   const int64_t groups_per_unit = ceil_div(per_unit, V);
   a.total = a.total / (per_unit > 0 ? per_unit : 1) * groups_per_unit;
@@ -423,8 +418,8 @@ avgpool_status use_group_kernel(KernelConfig<DirectArgs>* c, const DeviceInfo& d
   // predicated load each. NHWC groups keep their run-time column loop (KW =
   // 0), which measured faster there (see with_width_bound).
   auto launch = [&](auto kw_bound) {
-    return use_kernel<DirectArgs, T, group_kernel<T, NHWC, V, decltype(kw_bound)::value>>(c, "group_kernel", kThreads, 0,
-                                                                                        grid, device, why);
+    return use_kernel<DirectArgs, T, group_kernel<T, NHWC, V, decltype(kw_bound)::value, PACK>>(
+        c, PACK ? "group_kernel_packed" : "group_kernel", kThreads, 0, grid, device, why);
   };
   if constexpr (NHWC) {
     return launch(std::integral_constant<int, 0>{});
@@ -460,8 +455,7 @@ constexpr int64_t kColumnGroupMaxWidth = 11;
 int column_group_size(const Problem& q, const DeviceInfo& device, int group) {
   const int64_t v = q.element_size == 8 ? kColumnGroupF64 : kColumnGroup;
   if (group > 1 || q.kh < kColumnShare * q.sh || q.oh < 2 || q.kw > kColumnGroupMaxWidth) return 1;
-  if (q.dst_elements / v < kGroupsPerSlot * kThreadSlotsPerSm * device.sms) return 1;
-  return int(v);
+  return groups_fill_device(q, device, v) ? int(v) : 1;
 }
 
 template <typename T, bool NHWC, int V>
@@ -511,9 +505,9 @@ avgpool_status use_direct_kernel(KernelConfig<DirectArgs>* c, bool narrow, int t
 }
 
 // The kernel of the problem for plan configuration c: the pixel packs'
-// kernel when pack > 1, else by the rules above.
-avgpool_status fill(const Problem& q, const DeviceInfo& device, KernelConfig<DirectArgs>* c, bool narrow, int pack,
-                    Decline* why) {
+// kernel when packed, else by the rules above (group: group_size's).
+avgpool_status fill(const Problem& q, const DeviceInfo& device, KernelConfig<DirectArgs>* c, bool narrow, int group,
+                    bool packed, Decline* why) {
   DirectArgs& a = c->args;
   a.total = q.dst_elements;
   a.c = q.c;
@@ -528,11 +522,11 @@ avgpool_status fill(const Problem& q, const DeviceInfo& device, KernelConfig<Dir
   }
   return dispatch_dtype_cuda(q.dtype, [&](auto zero) -> avgpool_status {
     using T = decltype(zero);
-    constexpr int kPack = int(kPackBytes / sizeof(T));
-    if constexpr (kPack >= 2) {
-      if (pack == kPack) return use_pack_kernel<T, kPack>(c, device, why);
+    constexpr int kGroup = int(kGroupBytes / sizeof(T));
+    if constexpr (kGroup >= 2) {
+      if (packed) return use_group_kernel<T, true, kGroup, true>(c, device, why);
     }
-    const int threads = block_threads(q), group = group_size(q, device);
+    const int threads = block_threads(q);
     const int column_group = column_group_size(q, device, group);
     return nhwc ? use_direct_kernel<T, true>(c, narrow, threads, group, column_group, device, why)
                 : use_direct_kernel<T, false>(c, narrow, threads, group, column_group, device, why);
@@ -541,14 +535,14 @@ avgpool_status fill(const Problem& q, const DeviceInfo& device, KernelConfig<Dir
 
 avgpool_status init(const Problem& q, const DeviceInfo& device, ConfigPtr* config, Decline* why) {
   const bool narrow = q.src_elements < kNarrowLimit && q.dst_elements < kNarrowLimit;
-  const int pack = narrow ? nhwc_pack_size(q, device, group_size(q, device)) : 1;
-  if (pack > 1) {
+  const int group = group_size(q, device);
+  if (narrow && nhwc_packed(q, device, group)) {
     return hand_over_vector_and_scalar<DirectArgs>(q, device, config, [&](KernelConfig<DirectArgs>* c, bool vectors) {
-      return fill(q, device, c, narrow, vectors ? pack : 1, why);
+      return fill(q, device, c, narrow, group, vectors, why);
     });
   }
   auto c = new_config<DirectArgs>(q, device);
-  const avgpool_status s = fill(q, device, c.get(), narrow, 1, why);
+  const avgpool_status s = fill(q, device, c.get(), narrow, group, false, why);
   return hand_over(s, std::move(c), config);
 }
 
