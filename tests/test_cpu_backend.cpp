@@ -511,6 +511,28 @@ TEST_CASE("NHWC with 17-32 channels: every dtype, numerics and instruction set, 
     }
 }
 
+TEST_CASE("NHWC pixels in 32-byte vectors (AVX2): f32 and f64 of 1-40 channels, every numerics and instruction set") {
+  // The AVX2 build sums NHWC channels in ymm vectors (8 floats, 4 doubles):
+  // pixels of one or two of them four outputs at a time, of three or four
+  // two at a time, wider ones one output at a time in chunks of four and
+  // the rest in one pass (above 256 channels too). Every channel count on
+  // both sides of each of those bounds for f32 (8, 16, 24, 32) and f64 (4,
+  // 8, 12, 16), pixels of 257-301 channels, windows
+  // that leave groups and single outputs, gaps, overlaps, padding,
+  // ceil_mode, a divisor override, special values; the same bits as the
+  // base instruction set (and the machine's own).
+  const Shape shapes[] = {
+      {3, 0, 20, 37, 3, 3, 3, 3, 1, 1, 1},
+      {2, 0, 17, 30, 4, 2, 2, 3, 1, 0, 0},
+      {1, 0, 9, 41, 2, 5, 3, 1, 0, 2, 1},
+  };
+  for (int64_t c : {2, 3, 4, 5, 7, 8, 9, 11, 12, 13, 15, 16, 17, 20, 23, 24, 25, 31, 32, 33, 36, 40, 257, 301})
+    for (Shape s : shapes) {
+      s.c = c;
+      check_nhwc_pixels(s.params(), 79 + (uint64_t)c, 5, {AVGPOOL_DTYPE_F32, AVGPOOL_DTYPE_F64});
+    }
+}
+
 #if defined(__unix__)
 // Every CPU implementation on p (NHWC, CPU backend) from an input whose last
 // byte is the last of a mapped page, followed by a page without access: a
@@ -533,7 +555,8 @@ void check_input_before_unmapped_page(const avgpool_params& p, uint64_t seed) {
 }  // namespace
 
 TEST_CASE("NHWC reads stay inside the input: an input that ends where an unmapped page begins") {
-  // NHWC pixels short of whole channel vectors are read masked, and bf16
+  // NHWC pixels short of whole channel vectors are read masked (in every
+  // dtype; the AVX2 build by ymm vectors of 8 floats or 4 doubles), and bf16
   // pixels of 17-32 channels of large inputs (bf16_pair_four,
   // Job::wide_loads) as whole vectors past their last channel where every
   // read of the group of four outputs stays inside the input. The last
@@ -554,7 +577,7 @@ TEST_CASE("NHWC reads stay inside the input: an input that ends where an unmappe
   };
   for (int64_t c = 1; c <= 32; ++c)
     for (Shape s : shapes)
-      for (int dtype : {AVGPOOL_DTYPE_F32, AVGPOOL_DTYPE_F16, AVGPOOL_DTYPE_BF16})
+      for (int dtype : {AVGPOOL_DTYPE_F32, AVGPOOL_DTYPE_F16, AVGPOOL_DTYPE_BF16, AVGPOOL_DTYPE_F64})
         for (int numerics = 0; numerics < 2; ++numerics) {
           s.c = c;
           check_input_before_unmapped_page(nhwc_cpu(s.params(), dtype, numerics), 67 + (uint64_t)c);
