@@ -64,14 +64,18 @@ __device__ __forceinline__ void ring_fill_begin(uint64_t* full, uint64_t* empty,
   mbar_arrive_expect_tx(&full[c.s], bytes);
 }
 
-// The open-row slots a streaming kernel needs for q: the most output rows one
-// input row feeds. Declines (why, naming the implementation) when that is
-// above max_slots or an axis is too long for the kernels' int row math.
+// The most output rows one input row of q feeds: the open-row slots a
+// streaming kernel needs.
+inline int64_t open_rows(const Problem& q) { return q.kh <= q.sh ? 1 : ceil_div(q.kh, q.sh); }
+
+// The open-row slots a streaming kernel needs for q (open_rows). Declines
+// (why, naming the implementation) when that is above max_slots or an axis
+// is too long for the kernels' int row math.
 inline avgpool_status plan_open_rows(const char* name, const Problem& q, int max_slots, int64_t* slots,
                                      Decline* why) {
   if (!axes_fit_int32(q))
     return decline(why, AVGPOOL_ERROR_UNSUPPORTED, "%s: an axis, kernel, stride or padding of 2^28 or more", name);
-  *slots = q.kh <= q.sh ? 1 : ceil_div(q.kh, q.sh);
+  *slots = open_rows(q);
   if (*slots > max_slots)
     return decline(why, AVGPOOL_ERROR_UNSUPPORTED, "%s: an input row feeds up to %lld output rows (at most %d)",
                    name, (long long)*slots, max_slots);

@@ -43,6 +43,11 @@ TiledShape tiled_shape(const Problem& problem, const DeviceInfo& device);
 // hands out on problem: the policy keeps its persistent grid busy.
 int64_t nchw_row_stream_units(const Problem& problem);
 
+// The share of cuda:nhwc_tile_stream's consumer threads that own work in
+// a tile on problem (0 when it declines the channels): narrow output rows
+// of pixels of few 16-byte groups leave most of them idle.
+double nhwc_tile_stream_busy_consumers(const Problem& problem);
+
 // Inputs one tile of cuda:any_window_tiles holds (g_h x g_w, g = gcd of
 // kernel and stride per axis, the kernel along an axis of one output).
 int64_t any_window_tiles_tile_inputs(const Problem& problem);

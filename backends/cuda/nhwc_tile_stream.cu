@@ -248,6 +248,23 @@ nhwc_stream_kernel(const T* __restrict__ src, T* __restrict__ dst, NhwcStreamArg
 }
 
 // ---- host ------------------------------------------------------------------------------
+// A tile's output columns for q (cg 16-byte channel groups a pixel, slots
+// open output rows), and the (output column, channel group) items each
+// consumer thread owns. Items per thread: two where windows overlap (a wider
+// tile re-reads fewer edge pixels: 2026-11-29, H200, f32 NHWC, k11 s4 1.147
+// -> 1.099 ms, k5 s1 p2 1.671 -> 1.356, k3 s1 p1 0.079 -> 0.066), one where
+// they do not (k2 s2: 0.132 against 0.142 with two; three blocks per SM) and
+// for 2-byte types (a thread's 8 lanes per item already fill its registers).
+// A tile is at most an output row wide.
+struct TileColumns {
+  int64_t tile_ox, items_per_thread;
+};
+TileColumns tile_columns(const Problem& q, int64_t cg, int64_t slots) {
+  const int64_t target_items = (slots == 1 || q.element_size == 2 ? 1 : kMaxItems) * kConsumers;
+  const int64_t tile_ox = std::min<int64_t>(q.ow, std::max<int64_t>(1, target_items / cg));
+  return {tile_ox, ceil_div(tile_ox * cg, kConsumers)};
+}
+
 // Plans the tiles, bands and ring for q on device into a, or declines.
 avgpool_status plan_tiles(const Problem& q, const DeviceInfo& device, NhwcStreamArgs* a, int64_t* smem,
                           Decline* why) {
@@ -265,14 +282,8 @@ avgpool_status plan_tiles(const Problem& q, const DeviceInfo& device, NhwcStream
     return decline(why, AVGPOOL_ERROR_UNSUPPORTED, "%s: pixels of 2^28 bytes or output rows of 2^31 elements",
                    kName);
   const int64_t cg = q.c / V;
-  // Items per thread: two where windows overlap (a wider tile re-reads
-  // fewer edge pixels: 2026-11-29, H200, f32 NHWC, k11 s4 1.147 -> 1.099 ms,
-  // k5 s1 p2 1.671 -> 1.356, k3 s1 p1 0.079 -> 0.066), one where they do
-  // not (k2 s2: 0.132 against 0.142 with two; three blocks per SM) and for
-  // 2-byte types (a thread's 8 lanes per item already fill its registers).
-  const int64_t target_items = (slots == 1 || es == 2 ? 1 : kMaxItems) * kConsumers;
-  const int64_t tile_ox = std::min<int64_t>(q.ow, std::max<int64_t>(1, target_items / cg));
-  const int64_t items_per_thread = ceil_div(tile_ox * cg, kConsumers);
+  const TileColumns columns = tile_columns(q, cg, slots);
+  const int64_t tile_ox = columns.tile_ox, items_per_thread = columns.items_per_thread;
   if (items_per_thread > kMaxItems)
     return decline(why, AVGPOOL_ERROR_UNSUPPORTED, "%s: %lld channel groups of 16 bytes (at most %d)", kName,
                    (long long)cg, kConsumers * kMaxItems);
@@ -354,6 +365,14 @@ avgpool_status init(const Problem& q, const DeviceInfo& device, ConfigPtr* confi
 }
 
 }  // namespace
+
+double nhwc_tile_stream_busy_consumers(const Problem& q) {
+  const int64_t V = 16 / q.element_size;
+  if (q.layout != AVGPOOL_LAYOUT_NHWC || q.c < V || q.c % V != 0 || q.ow < 1) return 0;
+  const int64_t cg = q.c / V;
+  const TileColumns t = tile_columns(q, cg, open_rows(q));
+  return double(t.tile_ox * cg) / double(t.items_per_thread * kConsumers);
+}
 
 const Impl kNhwcTileStreamImpl = cuda_impl(kName, Direction::kForward, init);
 

@@ -392,6 +392,38 @@ bool tile_stream_wanted(const Problem& q) {
   return true;
 }
 
+// Where cuda:nhwc_tile_stream would run, cuda:any_direct before it when
+// the ring has too little to stream: an input under kStreamMinBytes (about
+// 10 microseconds of copy: a unit's ring fill and drain are then much of
+// its time), or tiles in which fewer than kStreamMinBusy of the consumer
+// threads own an item (narrow output rows of pixels of few 16-byte groups:
+// 52x16x1687x73 k10 s6 f16, 24 items for 256 consumers, ran 3.2x direct's
+// time, 0.81x PyTorch). H200, 2026-12-03, device time, best of two:
+//  - tuned: forced on the 346 configurations AUTO gave the stream among
+//    seeds 1000-1399 of the sweep generator (inputs up to 256 MB, fewer
+//    than four rounds of work units over the grid), direct's time over the
+//    stream's, geomean: inputs under 4 MB 0.73, 4-8 MB 0.75, 8-16 MB 0.80,
+//    16-32 MB 0.84, 32-64 MB 1.15, from 64 MB 1.11; a quarter of the
+//    consumers busy or fewer 0.58 (27 of 29 faster). Rule: 1.17x faster
+//    over the 312 the stream took in fast numerics, below 0.97x PyTorch
+//    27 -> 3 (pytorch numerics, 346: 1.17x, 33 -> 3); slower on 22, worst
+//    0.50x (1x112x648x103 k9 s2 f16, 14 MB, still 1.36x PyTorch);
+//  - confirmed on the 546 configurations AUTO gave the stream among seeds
+//    1400-1999 (inputs up to 512 MB, no bound on work units), not tuned on:
+//    the 307 the rule moves 1.31x faster (238 faster by more than 3 %, 55
+//    slower, worst 0.37x on 1x128x218x218 k5 s1 f32, still 2.94x PyTorch),
+//    1.16x over all 546, 2.00x -> 2.32x PyTorch, below 0.97x 44 -> 1; pytorch
+//    numerics (585) 1.17x, 44 -> 0.
+// Not cuda:nhwc_tiled first, as for nhwc_direct_first's problems: in that
+// run the rule sent 7 such to it, 0.72x the stream's speed in geomean, where
+// direct's times (its pytorch numerics, the same kernel) were faster than
+// the tiles' on 5 of the 7.
+constexpr int64_t kStreamMinBytes = int64_t(32) << 20;
+constexpr double kStreamMinBusy = 0.25;
+bool tile_stream_starved(const Problem& q) {
+  return q.src_elements * q.element_size < kStreamMinBytes || nhwc_tile_stream_busy_consumers(q) < kStreamMinBusy;
+}
+
 // Large windows: at least kLargeWindow inputs per output (the window as
 // clipped to the input). Below it every window fits one thread's loop well
 // (k11: 121 inputs, global 7x7: 49); from it on, one thread per output
@@ -572,7 +604,10 @@ size_t auto_order(const Problem& q, const DeviceInfo& device, Direction directio
       if (nhwc_tiles_before_direct(q, device)) add(&kNhwcTiledImpl);
       add(&kAnyDirectImpl);
     }
-    if (tile_stream_wanted(q)) add(&kNhwcTileStreamImpl);
+    if (tile_stream_wanted(q)) {
+      if (tile_stream_starved(q)) add(&kAnyDirectImpl);
+      add(&kNhwcTileStreamImpl);
+    }
     add(&kNhwcColumnWalkImpl);
   }
   add(&kAnyDirectImpl);  // anything: one thread per output

@@ -151,21 +151,25 @@ TEST_CASE("the CUDA implementations are registered; AUTO follows the measured ch
       {11, 4, 0, AVGPOOL_NUMERICS_FAST, "cuda:nchw_row_stream", 1024, f32, 3, AVGPOOL_LAYOUT_NCHW, 256},  // large overlapping windows
       {11, 4, 0, AVGPOOL_NUMERICS_PYTORCH, "cuda:nchw_row_stream", 1024, f32, 3, AVGPOOL_LAYOUT_NCHW, 256},
       // NHWC: tiles streamed through shared memory where channels come in
-      // 16-byte groups; the column walk keeps fast 3x3 stride 2
-      {3, 1, 1, AVGPOOL_NUMERICS_FAST, "cuda:nhwc_tile_stream", 64, f32, 64, nhwc},
-      {3, 1, 1, AVGPOOL_NUMERICS_PYTORCH, "cuda:nhwc_tile_stream", 64, f32, 64, nhwc},
-      {5, 1, 2, AVGPOOL_NUMERICS_FAST, "cuda:nhwc_tile_stream", 64, f32, 64, nhwc},
-      {2, 0, 0, AVGPOOL_NUMERICS_FAST, "cuda:nhwc_tile_stream", 64, f32, 64, nhwc},
-      {11, 4, 0, AVGPOOL_NUMERICS_FAST, "cuda:nhwc_tile_stream", 64, f32, 64, nhwc},
-      {11, 4, 0, AVGPOOL_NUMERICS_PYTORCH, "cuda:nhwc_tile_stream", 64, AVGPOOL_DTYPE_F16, 128, nhwc},
+      // 16-byte groups and the input holds 32 MiB or more; the column walk
+      // keeps fast 3x3 stride 2
+      {3, 1, 1, AVGPOOL_NUMERICS_FAST, "cuda:nhwc_tile_stream", 64, f32, 64, nhwc, 32},
+      {3, 1, 1, AVGPOOL_NUMERICS_PYTORCH, "cuda:nhwc_tile_stream", 64, f32, 64, nhwc, 32},
+      {3, 1, 1, AVGPOOL_NUMERICS_FAST, "cuda:any_direct", 64, f32, 64, nhwc},  // 2 MiB: too little to stream
+      {3, 3, 0, AVGPOOL_NUMERICS_FAST, "cuda:any_direct", 30, f32, 8, nhwc, 40, 1024},  // 20 items, 256 consumers
+      {3, 3, 0, AVGPOOL_NUMERICS_FAST, "cuda:nhwc_tile_stream", 240, f32, 8, nhwc, 5, 1024},  // 160 items
+      {5, 1, 2, AVGPOOL_NUMERICS_FAST, "cuda:nhwc_tile_stream", 64, f32, 64, nhwc, 32},
+      {2, 0, 0, AVGPOOL_NUMERICS_FAST, "cuda:nhwc_tile_stream", 64, f32, 64, nhwc, 32},
+      {11, 4, 0, AVGPOOL_NUMERICS_FAST, "cuda:nhwc_tile_stream", 64, f32, 64, nhwc, 32},
+      {11, 4, 0, AVGPOOL_NUMERICS_PYTORCH, "cuda:nhwc_tile_stream", 64, AVGPOOL_DTYPE_F16, 128, nhwc, 32},
       {11, 4, 0, AVGPOOL_NUMERICS_PYTORCH, "cuda:any_direct", 64, AVGPOOL_DTYPE_F16, 64, nhwc},  // 8 vectors, small plane
       {3, 3, 0, AVGPOOL_NUMERICS_FAST, "cuda:any_direct", 64, AVGPOOL_DTYPE_BF16, 32, nhwc},     // 4 vectors, small plane
       {3, 2, 1, AVGPOOL_NUMERICS_FAST, "cuda:nhwc_column_walk", 64, f32, 64, nhwc},
       {3, 1, 1, AVGPOOL_NUMERICS_FAST, "cuda:nhwc_column_walk", 64, AVGPOOL_DTYPE_BF16, 64, nhwc},  // 2-byte types
-      {3, 1, 1, AVGPOOL_NUMERICS_PYTORCH, "cuda:nhwc_tile_stream", 64, AVGPOOL_DTYPE_F16, 64, nhwc},
+      {3, 1, 1, AVGPOOL_NUMERICS_PYTORCH, "cuda:nhwc_tile_stream", 64, AVGPOOL_DTYPE_F16, 64, nhwc, 64},
       {5, 1, 2, AVGPOOL_NUMERICS_FAST, "cuda:nhwc_column_walk", 64, AVGPOOL_DTYPE_F64, 64, nhwc},
-      {3, 1, 1, AVGPOOL_NUMERICS_FAST, "cuda:nhwc_tile_stream", 64, AVGPOOL_DTYPE_F64, 64, nhwc},
-      {3, 2, 1, AVGPOOL_NUMERICS_PYTORCH, "cuda:nhwc_tile_stream", 64, f32, 64, nhwc},
+      {3, 1, 1, AVGPOOL_NUMERICS_FAST, "cuda:nhwc_tile_stream", 64, AVGPOOL_DTYPE_F64, 64, nhwc, 16},
+      {3, 2, 1, AVGPOOL_NUMERICS_PYTORCH, "cuda:nhwc_tile_stream", 64, f32, 64, nhwc, 32},
       {3, 1, 1, AVGPOOL_NUMERICS_PYTORCH, "cuda:any_direct", 64, f32, 3, nhwc},  // 12-byte pixels
       {3, 1, 1, AVGPOOL_NUMERICS_FAST, "cuda:nhwc_tiled", 64, f32, 3, nhwc},     // ... a tile spares 8 loads per input
       {11, 1, 1, AVGPOOL_NUMERICS_FAST, "cuda:nhwc_tiled", 256, AVGPOOL_DTYPE_F16, 3, nhwc, 2, 128},  // ... 60
