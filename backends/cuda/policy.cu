@@ -415,9 +415,10 @@ bool tile_stream_wanted(const Problem& q) {
 //    1.16x over all 546, 2.00x -> 2.32x PyTorch, below 0.97x 44 -> 1; pytorch
 //    numerics (585) 1.17x, 44 -> 0.
 // Not cuda:nhwc_tiled first, as for nhwc_direct_first's problems: in that
-// run the rule sent 7 such to it, 0.72x the stream's speed in geomean, where
-// direct's times (its pytorch numerics, the same kernel) were faster than
-// the tiles' on 5 of the 7.
+// run the rule sent 7 such to it, 0.72x the stream's speed in geomean;
+// forced again, direct ran them at 0.93x the stream's speed and faster than
+// the tiles on 5 of the 7 (1x14x93x145 k3x5 s1 f64: 0.93x PyTorch on the
+// tiles, 1.70x direct).
 constexpr int64_t kStreamMinBytes = int64_t(32) << 20;
 constexpr double kStreamMinBusy = 0.25;
 bool tile_stream_starved(const Problem& q) {
