@@ -533,6 +533,35 @@ TEST_CASE("NHWC pixels in 32-byte vectors (AVX2): f32 and f64 of 1-40 channels, 
     }
 }
 
+TEST_CASE("AVX2 wide NHWC pixels: window rows outer over several outputs, channel blocks above 512") {
+  // narrow_wide adds each window row for as many outputs as 512 channels
+  // hold (one above 512, in blocks of 512 channels): channel counts around
+  // 32 (f32) and 512 (f32 and f64), odd tails, overlapping windows, gaps,
+  // tall windows, padding, ceil_mode; the same bits on every instruction set.
+  const Shape shapes[] = {
+      {2, 0, 13, 14, 11, 9, 11, 1, 0, 0, 0},
+      {1, 0, 12, 23, 3, 4, 4, 5, 1, 2, 1},
+      {1, 0, 20, 9, 17, 2, 3, 2, 0, 1, 0},
+  };
+  for (int64_t c : {33, 97, 165, 255, 511, 512, 513, 1030})
+    for (Shape s : shapes) {
+      s.c = c;
+      check_nhwc_pixels(s.params(), 131 + (uint64_t)c, 5,
+                        {AVGPOOL_DTYPE_F32, AVGPOOL_DTYPE_F64, AVGPOOL_DTYPE_F16, AVGPOOL_DTYPE_BF16});
+    }
+}
+
+TEST_CASE("AVX2 NHWC: stride-1 ring on ymm vectors and the next row's prefetch keep the bits of every instruction set") {
+  // nhwc_s1_sweep (fast numerics, channels a multiple of 64 bytes) and the
+  // pairs and single outputs of narrow_pixels (windows of unequal lengths).
+  const Shape shapes[] = {
+      {2, 208, 30, 12, 11, 11, 10, 1, 0, 0, 0}, {1, 64, 9, 40, 5, 5, 1, 1, 2, 2, 0},
+      {3, 16, 8, 25, 3, 16, 2, 1, 1, 8, 1},     {7, 5, 27, 27, 11, 8, 11, 8, 0, 4, 1},
+      {5, 3, 14, 9, 5, 4, 5, 4, 2, 2, 1},
+  };
+  for (const Shape& s : shapes) check_nhwc_pixels(s.params(), 151, 7, {AVGPOOL_DTYPE_F32, AVGPOOL_DTYPE_F64});
+}
+
 #if defined(__unix__)
 // Every CPU implementation on p (NHWC, CPU backend) from an input whose last
 // byte is the last of a mapped page, followed by a page without access: a
