@@ -106,6 +106,9 @@ struct Job {
   // the caches were slower, and the whole vectors' split cache lines were
   // slower on data the caches hold.
   bool wide_loads;
+  // NHWC inputs beyond the caches: the AVX2 pairs and single outputs of
+  // narrow pixels prefetch the next output row's window (kernels.inl).
+  bool prefetch_below;
   // Scratch, one buffer per thread (64-byte aligned, at least scratch_bytes
   // in CpuConfig), laid out once here for the kernels: at 0 the window rows'
   // pointers (max_rows); at vsum_at the vertical sum (span_cap elements, then

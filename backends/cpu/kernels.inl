@@ -816,8 +816,8 @@ __attribute__((noinline)) void nhwc_output_fours(const Job& jb, const T* const* 
 template <int NV, int Q, class T, class A>
 __attribute__((always_inline)) inline void narrow_outputs(const T* const* hr, int64_t hn, int64_t start,
                                                           const int64_t* off, int64_t len, int64_t V, int64_t k,
-                                                          int64_t span, int64_t ahead, bool pf, const A* div,
-                                                          const A* rcp, T* const* o) {
+                                                          int64_t span, int64_t ahead, bool pf, bool pf_px,
+                                                          const A* div, const A* rcp, T* const* o) {
   constexpr int n = nar<A>::n;
   nvec<A> acc[Q][NV];
 #pragma GCC unroll 4
@@ -829,6 +829,9 @@ __attribute__((always_inline)) inline void narrow_outputs(const T* const* hr, in
     if (pf)
       for (int64_t at = 0; at < span; at += 64) __builtin_prefetch((const char*)(s + ahead) + at, 0, 3);
     for (int64_t j = 0; j < len; ++j, s += V) {
+      if (pf_px)
+        for (int64_t at = 0; at < (int64_t)(NV * n * sizeof(T)); at += 64)
+          __builtin_prefetch((const char*)(s + (same<T, A>::value ? kPrefetch : kHalfPrefetch)) + at, 0, 3);
 #pragma GCC unroll 4
       for (int q = 0; q < Q; ++q)
 #pragma GCC unroll 4
@@ -856,8 +859,9 @@ __attribute__((noinline)) void narrow_pixels(const Job& jb, const T* const* hr, 
   constexpr int G = NV <= 2 ? 4 : 2;
   const int64_t V = jb.vec, k = V - (NV - 1) * n;
   // Pairs and single outputs (short rows, edges of rows; windows of unequal
-  // lengths) prefetch the same columns of the next output row's window, sh
-  // input rows below.
+  // lengths) of inputs beyond the caches prefetch the same columns of the
+  // next output row's window, sh input rows below (impls.cpp has the
+  // measurements).
   const int64_t below = jb.sh * jb.w * V;
   for (int64_t ox = ob0; ox < ob1;) {
     const int64_t b = jb.cols[ox].begin - xa, len = jb.cols[ox].end - jb.cols[ox].begin;
@@ -872,55 +876,95 @@ __attribute__((noinline)) void narrow_pixels(const Job& jb, const T* const* hr, 
       }
       // pf: the span these windows take of each row, two groups ahead
       const int64_t span = (off[G - 1] + len * V) * (int64_t)sizeof(T), ahead = 2 * G * off[1];
-      narrow_outputs<NV, G, T, A>(hr, hn, b * V, off, len, V, k, span, ahead, pf, div + ox,
+      narrow_outputs<NV, G, T, A>(hr, hn, b * V, off, len, V, k, span, ahead, pf, false, div + ox,
                                   rcp ? rcp + ox : nullptr, o);
       ox += G;
     } else if (G == 4 && ox + 2 <= ob1 && jb.cols[ox + 1].end - jb.cols[ox + 1].begin == len) {
       const int64_t off[2] = {0, (jb.cols[ox + 1].begin - jb.cols[ox].begin) * V};
       T* o[2] = {out + (ox - ob0) * V, out + (ox + 1 - ob0) * V};
       narrow_outputs<NV, 2, T, A>(hr, hn, b * V, off, len, V, k, (off[1] + len * V) * (int64_t)sizeof(T),
-                                  below, pf && jb.prefetch, div + ox, rcp ? rcp + ox : nullptr, o);
+                                  below, pf && jb.prefetch_below, false, div + ox, rcp ? rcp + ox : nullptr, o);
       ox += 2;
     } else {
       const int64_t off[1] = {0};
       T* o[1] = {out + (ox - ob0) * V};
       narrow_outputs<NV, 1, T, A>(hr, hn, b * V, off, len, V, k, len * V * (int64_t)sizeof(T), below,
-                                  pf && jb.prefetch, div + ox, rcp ? rcp + ox : nullptr, o);
+                                  pf && jb.prefetch_below, false, div + ox, rcp ? rcp + ox : nullptr, o);
       ox += 1;
     }
   }
 }
 
-// Wider pixels: window rows outer. For each window row, the row's span of
-// the window of each of G outputs (as many as kWideAcc channels hold) is
-// added, chunk by chunk of four ymm vectors of channels (then the last one
-// to four), into acc, which keeps the sums between rows; each channel still
-// adds rows then columns, from 0. A pass over the whole window per chunk
-// and output read each window row once per chunk, from L2 where the window
-// outgrows L1, one dependent chain per vector of channels (2x165x33x33
-// k11x9 s11x1 f32 pytorch numerics 0.21 -> 0.13-0.15 ms; the sweeps in
-// docs/cpu.md).
+// Wider pixels: one output at a time, channels in chunks of four ymm
+// vectors, then the last one to four in one pass, each chunk over the
+// whole window.
+template <class T, class A>
+__attribute__((noinline)) void narrow_wide_each(const Job& jb, const T* const* hr, int64_t hn, int64_t xa,
+                                           int64_t ob0, int64_t ob1, const A* div, const A* rcp, T* out) {
+  constexpr int n = nar<A>::n;
+  const int64_t V = jb.vec;
+  const int64_t off[1] = {0};
+  for (int64_t ox = ob0; ox < ob1; ++ox) {
+    const int64_t b = jb.cols[ox].begin - xa, len = jb.cols[ox].end - jb.cols[ox].begin;
+    const A* d = div + ox;
+    const A* r = rcp ? rcp + ox : nullptr;
+    int64_t c0 = 0;
+    for (; c0 + 4 * n <= V; c0 += 4 * n) {
+      T* o[1] = {out + (ox - ob0) * V + c0};
+      narrow_outputs<4, 1, T, A>(hr, hn, b * V + c0, off, len, V, n, 0, 0, false, jb.prefetch, d, r, o);
+    }
+    if (c0 < V) {
+      const int64_t m = (V - c0 + n - 1) / n, k = V - c0 - (m - 1) * n;
+      T* o[1] = {out + (ox - ob0) * V + c0};
+      switch (m) {
+        case 1: narrow_outputs<1, 1, T, A>(hr, hn, b * V + c0, off, len, V, k, 0, 0, false, false, d, r, o); break;
+        case 2: narrow_outputs<2, 1, T, A>(hr, hn, b * V + c0, off, len, V, k, 0, 0, false, false, d, r, o); break;
+        case 3: narrow_outputs<3, 1, T, A>(hr, hn, b * V + c0, off, len, V, k, 0, 0, false, false, d, r, o); break;
+        default: narrow_outputs<4, 1, T, A>(hr, hn, b * V + c0, off, len, V, k, 0, 0, false, false, d, r, o); break;
+      }
+    }
+  }
+}
+
+
+// Wider pixels of windows that overlap along the row and outgrow L1
+// (kWideL1): window rows outer. For each window row, the row's span of the
+// window of each of G outputs (as many as kWideAcc channels hold, two or
+// more) is added, chunk by chunk of four ymm vectors of channels (then the
+// last one to four), into acc, which keeps the sums between rows; each
+// channel still adds rows then columns, from 0. Per output and chunk over
+// the whole window (narrow_wide_each), each window row came from L2 once
+// per chunk and output: 2x165x33x33 k11x9 s11x1 f32 pytorch numerics 0.21
+// -> 0.14-0.19 ms. Where the window fits L1 or the windows do not overlap,
+// the acc round trips cost more than they save (37x176x9x74 k2x10 s3x2 f64
+// 2.3 -> 3.0-3.3 ms, 174x138x28x28 k7x2 s7x2 f16 2.4 -> 4.1-6.0).
 constexpr int64_t kWideAcc = 512;  // channels summed per pass over the window rows
+constexpr int64_t kWideL1 = 32768;  // window bytes above which rows go outer (overlapping windows)
 
 template <int NV, class T, class A>
 __attribute__((always_inline)) inline void narrow_row_add(const T* s, int64_t len, int64_t V, int64_t k, bool first,
-                                                          A* acc) {
+                                                          bool pf, A* acc) {
   constexpr int n = nar<A>::n;
   nvec<A> a[NV];
 #pragma GCC unroll 4
   for (int v = 0; v < NV; ++v) a[v] = first ? nvec<A>{} : *reinterpret_cast<const nvec<A>*>(acc + v * n);
-  for (int64_t j = 0; j < len; ++j, s += V)
+  for (int64_t j = 0; j < len; ++j, s += V) {
+    if (pf)
+      for (int64_t at = 0; at < (int64_t)(NV * n * sizeof(T)); at += 64)
+        __builtin_prefetch((const char*)(s + (same<T, A>::value ? kPrefetch : kHalfPrefetch)) + at, 0, 3);
 #pragma GCC unroll 4
     for (int v = 0; v < NV; ++v) a[v] += nload<A>(s + v * n, v + 1 < NV ? n : k);
+  }
 #pragma GCC unroll 4
   for (int v = 0; v < NV; ++v) *reinterpret_cast<nvec<A>*>(acc + v * n) = a[v];
 }
 
 template <class T, class A>
-__attribute__((noinline)) void narrow_wide(const Job& jb, const T* const* hr, int64_t hn, int64_t xa,
+__attribute__((noinline)) void narrow_wide_rows(const Job& jb, const T* const* hr, int64_t hn, int64_t xa,
                                            int64_t ob0, int64_t ob1, const A* div, const A* rcp, T* out) {
   constexpr int n = nar<A>::n;
   const int64_t V = jb.vec, Vp = (V + n - 1) / n * n;
+
   const int64_t G = Vp <= kWideAcc ? kWideAcc / Vp : 1, CB = Vp <= kWideAcc ? V : kWideAcc;
   alignas(32) A acc[kWideAcc];
   for (int64_t ox = ob0; ox < ob1;) {
@@ -928,23 +972,24 @@ __attribute__((noinline)) void narrow_wide(const Job& jb, const T* const* hr, in
     for (int64_t cb = 0; cb < V; cb += CB) {
       const int64_t ce = imin(V, cb + CB), w = (ce - cb + n - 1) / n * n;
       for (int64_t c = 0; c < g * w; c += n) *reinterpret_cast<nvec<A>*>(acc + c) = nvec<A>{};  // hn == 0
-      for (int64_t r = 0; r < hn; ++r)
+      for (int64_t r = 0; r < hn; ++r) {
         for (int64_t q = 0; q < g; ++q) {
           const T* s = hr[r] + (jb.cols[ox + q].begin - xa) * V;
           const int64_t len = jb.cols[ox + q].end - jb.cols[ox + q].begin;
           A* aq = acc + q * w - cb;
           int64_t c0 = cb;
-          for (; c0 + 4 * n <= ce; c0 += 4 * n) narrow_row_add<4, T, A>(s + c0, len, V, n, r == 0, aq + c0);
+          for (; c0 + 4 * n <= ce; c0 += 4 * n) narrow_row_add<4, T, A>(s + c0, len, V, n, r == 0, jb.prefetch, aq + c0);
           if (c0 < ce) {
             const int64_t m = (ce - c0 + n - 1) / n, k = ce - c0 - (m - 1) * n;
             switch (m) {
-              case 1: narrow_row_add<1, T, A>(s + c0, len, V, k, r == 0, aq + c0); break;
-              case 2: narrow_row_add<2, T, A>(s + c0, len, V, k, r == 0, aq + c0); break;
-              case 3: narrow_row_add<3, T, A>(s + c0, len, V, k, r == 0, aq + c0); break;
-              default: narrow_row_add<4, T, A>(s + c0, len, V, k, r == 0, aq + c0); break;
+              case 1: narrow_row_add<1, T, A>(s + c0, len, V, k, r == 0, false, aq + c0); break;
+              case 2: narrow_row_add<2, T, A>(s + c0, len, V, k, r == 0, false, aq + c0); break;
+              case 3: narrow_row_add<3, T, A>(s + c0, len, V, k, r == 0, false, aq + c0); break;
+              default: narrow_row_add<4, T, A>(s + c0, len, V, k, r == 0, false, aq + c0); break;
             }
           }
         }
+      }
       for (int64_t q = 0; q < g; ++q) {
         const nvec<A> dv = nvec<A>{} + div[ox + q];
         const nvec<A> rv = nvec<A>{} + (rcp ? rcp[ox + q] : A(0));
@@ -968,7 +1013,9 @@ void horizontal_nhwc_narrow(const Job& jb, const T* const* hr, int64_t hn, int64
   if (V <= 2 * n) return narrow_pixels<2, T, A>(jb, hr, hn, xa, ob0, ob1, div, rcp, pf, out);
   if (V <= 3 * n) return narrow_pixels<3, T, A>(jb, hr, hn, xa, ob0, ob1, div, rcp, pf, out);
   if (V <= 4 * n) return narrow_pixels<4, T, A>(jb, hr, hn, xa, ob0, ob1, div, rcp, pf, out);
-  narrow_wide<T, A>(jb, hr, hn, xa, ob0, ob1, div, rcp, out);
+  if (jb.kw > jb.sw && 2 * ((V + n - 1) / n * n) <= kWideAcc && hn * jb.kw * V * (int64_t)sizeof(T) > kWideL1)
+    return narrow_wide_rows<T, A>(jb, hr, hn, xa, ob0, ob1, div, rcp, out);
+  narrow_wide_each<T, A>(jb, hr, hn, xa, ob0, ob1, div, rcp, out);
 }
 #endif
 
