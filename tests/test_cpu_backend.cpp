@@ -533,11 +533,12 @@ TEST_CASE("NHWC pixels in 32-byte vectors (AVX2): f32 and f64 of 1-40 channels, 
     }
 }
 
-TEST_CASE("AVX2 wide NHWC pixels: window rows outer over several outputs, channel blocks above 512") {
-  // narrow_wide adds each window row for as many outputs as 512 channels
-  // hold (one above 512, in blocks of 512 channels): channel counts around
-  // 32 (f32) and 512 (f32 and f64), odd tails, overlapping windows, gaps,
-  // tall windows, padding, ceil_mode; the same bits on every instruction set.
+TEST_CASE("AVX2 wide NHWC pixels: window rows outer over several outputs, or per output and chunk") {
+  // narrow_wide_rows (overlapping windows beyond 32 KiB, up to 256 channels
+  // for two or more outputs at a time) and narrow_wide_each (the others):
+  // channel counts on both sides of those bounds, odd tails, overlapping
+  // windows, gaps, tall windows, padding, ceil_mode; the same bits on every
+  // instruction set.
   const Shape shapes[] = {
       {2, 0, 13, 14, 11, 9, 11, 1, 0, 0, 0},
       {1, 0, 12, 23, 3, 4, 4, 5, 1, 2, 1},
