@@ -609,6 +609,21 @@ TEST_CASE("cuda:any_direct on problems it runs in column groups (every dtype and
   check_direct_on_large_shapes("column-grouped cuda:any_direct runs", shapes, dtypes, 20261203, quick());
 }
 
+TEST_CASE("cuda:any_direct on NCHW problems it runs in row runs (f16, bf16, f32; short last groups; NaN/Inf)") {
+  // Column stride 1 under windows 3 to 11 wide (compile-time bounds 3, 8,
+  // 11) and row strides above 1, with 3-4.5 million outputs: enough for runs
+  // of 8 bytes of outputs per thread on devices of up to 180 SMs. Output
+  // rows of 203, 299 and 310 (not whole runs), padding, ceil_mode,
+  // exclude-pad, a divisor override. NHWC variants take the other kernels.
+  const Shape shapes[] = {
+      {4, 40, 300, 203, 5, 3, 3, 1, 2, 1, 1, 0},
+      {3, 50, 200, 299, 4, 7, 2, 1, 1, 3, 0, 1},
+      {8, 20, 500, 310, 11, 11, 8, 1, 5, 5, 0, 0, 13},
+  };
+  const avgpool_dtype dtypes[] = {AVGPOOL_DTYPE_F16, AVGPOOL_DTYPE_BF16, AVGPOOL_DTYPE_F32};
+  check_direct_on_large_shapes("row-run cuda:any_direct runs", shapes, dtypes, 20261205, quick());
+}
+
 TEST_CASE("cuda:any_direct at every window width: each compile-time width bound, clipped windows, the run-time loop") {
   // The kernel's window rows are unrolled to a bound on the width (1, 2, 3,
   // 4, 6, 8, 11; a run-time loop beyond): widths 1-14 in turn, each in both
