@@ -250,8 +250,8 @@ void plan_job(const Problem& q, CpuConfigOf<A>* c) {
   j.half_direct = converts && (j.vec >= 16 || half_short) && !j.presum && !(j.rcp_table && j.sep_s1);
   j.wide_loads = !nchw && q.src_elements * q.element_size >= kWideLoadBytes && q.kw <= q.sw && q.kh <= q.sh;
   // 2-core AMD EPYC AVX2 VM, 2026-12-03, one thread, pytorch numerics:
-  // 5322x5x27x27 k11x8 s11x8 p0x4 ceil f32 (77 MB) 15-19 -> 6.0-7.2 ms;
-  // 35x10x52x52 k7 s7 f16 (1.9 MB, in the caches) 0.11 -> 0.15-0.26 with it.
+  // 5322x5x27x27 k11x8 s11x8 p0x4 ceil f32 (77 MB) 15-19 -> 6.0-7.2 ms.
+  // Inputs the caches hold (not measured) keep it off.
   j.prefetch_below = !nchw && q.src_elements * q.element_size >= kWideLoadBytes;
 
   // Flat interior rows (see flat_rows in kernels.inl).
