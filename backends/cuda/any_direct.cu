@@ -539,27 +539,40 @@ avgpool_status use_column_group_kernel(KernelConfig<DirectArgs>* c, int threads,
 
 // Outputs per thread along an NCHW output row at column stride 1
 // (row_run_kernel's V), or 1: group_size's 8 bytes of outputs (4 f16/bf16,
-// 2 f32; f64 stays at one), where no row group applies, windows are 3 to
-// 11 columns wide, output rows hold at least kRowRunMinRow outputs and
-// every thread slot of the device still gets kGroupsPerSlot groups.
-// Forced on the 76 configurations of seeds 1000-1299 it took (NCHW, column
-// stride 1, AUTO on this kernel; H200, 2026-12-03, device time, best of
-// two, with and without runs in the same process): 1.34x faster in
-// geomean, 69 faster by more than 3 %, 3 slower, all with output rows of
-// 9 or fewer (9x553x827x9 k9x4 s9x1 bf16 0.85x, 27901x8x8x8 k10 s1 f32
-// 0.93x: short rows leave runs short and a warp's runs spread over rows);
-// from 12 outputs a row, 70 configurations, 1.37x, none slower. Checked
-// on seeds 1300-1699, not tuned on: the 53 configurations the rule takes
-// 1.39x faster, 51 by more than 3 %, none slower (41x134x12x1933 k10x4
-// s2x1 bf16 2.16x, 1.46x -> 3.15x PyTorch); same in pytorch numerics
-// (the kernel serves both, bitwise PyTorch).
+// 2 f32) or 2 f64 outputs, where no row group applies, windows are 3 to 11
+// columns wide (3 to 8 in f64), output rows hold at least kRowRunMinRow
+// outputs and every thread slot of the device still gets kGroupsPerSlot
+// groups. Forced (NCHW, column stride 1, AUTO on this kernel; H200,
+// 2026-12-03, device time, best of two, with and without runs in the same
+// process):
+//  - f16/bf16/f32, the 76 configurations of seeds 1000-1299 it took: 1.34x
+//    faster in geomean, 69 faster by more than 3 %, 3 slower, all with
+//    output rows of 9 or fewer (9x553x827x9 k9x4 s9x1 bf16 0.85x,
+//    27901x8x8x8 k10 s1 f32 0.93x: short rows leave runs short and a
+//    warp's runs spread over rows); from 12 outputs a row, 70
+//    configurations, 1.37x, none slower. Checked on seeds 1300-1699, not
+//    tuned on: the 53 configurations the rule takes 1.39x faster, 51 by
+//    more than 3 %, none slower (41x134x12x1933 k10x4 s2x1 bf16 2.16x,
+//    1.46x -> 3.15x PyTorch);
+//  - f64 (2 outputs, 16 bytes), seeds 1000-1299: 1.17x over 11, the one
+//    slower (0.87x) 10 columns wide, so at most 8: 1.22x over 9, none
+//    slower; seeds 1300-1699, not tuned on: 1.23x over 17, 16 faster by
+//    more than 3 %, none slower (wider windows there: 0.85-0.94x).
+// Same in pytorch numerics (the kernel serves both, bitwise PyTorch). Not
+// kept: runs at column stride 2 (windows overlap less, and a thread's run
+// spans twice the bytes of a warp load): 1.04x / 1.03x over 59 / 52
+// f16/bf16 configurations with 3 / 10 slower, f32 1.07x / 1.10x with 5 / 4
+// slower (down to 0.60x), f64 0.90x / 0.86x.
 constexpr int64_t kRowRunMinWidth = 3;
 constexpr int64_t kRowRunMaxWidth = 11;
+constexpr int64_t kRowRunF64 = 2;
+constexpr int64_t kRowRunMaxWidthF64 = 8;
 constexpr int64_t kRowRunMinRow = 12;
 int row_run_size(const Problem& q, const DeviceInfo& device, int group) {
-  const int64_t v = kGroupBytes / q.element_size;
-  if (q.layout != AVGPOOL_LAYOUT_NCHW || group > 1 || v < 2 || q.sw != 1 || q.kw < kRowRunMinWidth ||
-      q.kw > kRowRunMaxWidth || q.ow < kRowRunMinRow)
+  const bool f64 = q.element_size == 8;
+  const int64_t v = f64 ? kRowRunF64 : kGroupBytes / q.element_size;
+  if (q.layout != AVGPOOL_LAYOUT_NCHW || group > 1 || q.sw != 1 || q.kw < kRowRunMinWidth ||
+      q.kw > (f64 ? kRowRunMaxWidthF64 : kRowRunMaxWidth) || q.ow < kRowRunMinRow)
     return 1;
   return groups_fill_device(q, device, v) ? int(v) : 1;
 }
@@ -576,7 +589,7 @@ avgpool_status use_row_run_kernel(KernelConfig<DirectArgs>* c, const DeviceInfo&
     constexpr int KW = decltype(kw_bound)::value;
     if constexpr (KW < kRowRunMinWidth) {
       return decline(why, AVGPOOL_ERROR_INTERNAL, "%s: row runs take windows of %d to %d columns", kName,
-                     int(kRowRunMinWidth), int(kRowRunMaxWidth));
+                     int(kRowRunMinWidth), int(kRowRunMaxWidth));  // row_run_size keeps them out
     } else {
       return use_kernel<DirectArgs, T, row_run_kernel<T, V, KW>>(c, "row_run_kernel", kThreads, 0, grid, device,
                                                                  why);
@@ -590,8 +603,8 @@ avgpool_status use_direct_kernel(KernelConfig<DirectArgs>* c, bool narrow, int t
                                  int row_run, const DeviceInfo& device, Decline* why) {
   if (narrow && group == 2) return use_group_kernel<T, NHWC, 2>(c, device, why);
   if (narrow && group == 4) return use_group_kernel<T, NHWC, 4>(c, device, why);
-  if constexpr (!NHWC && sizeof(T) <= 4) {
-    constexpr int kRun = int(kGroupBytes / sizeof(T));
+  if constexpr (!NHWC) {
+    constexpr int kRun = sizeof(T) == 8 ? int(kRowRunF64) : int(kGroupBytes / sizeof(T));
     if (narrow && row_run == kRun) return use_row_run_kernel<T, kRun>(c, device, why);
   }
   if constexpr (sizeof(T) == 8) {

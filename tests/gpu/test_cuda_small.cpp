@@ -609,10 +609,11 @@ TEST_CASE("cuda:any_direct on problems it runs in column groups (every dtype and
   check_direct_on_large_shapes("column-grouped cuda:any_direct runs", shapes, dtypes, 20261203, quick());
 }
 
-TEST_CASE("cuda:any_direct on NCHW problems it runs in row runs (f16, bf16, f32; short last groups; NaN/Inf)") {
+TEST_CASE("cuda:any_direct on NCHW problems it runs in row runs (every dtype; short last groups; NaN/Inf)") {
   // Column stride 1 under windows 3 to 11 wide (compile-time bounds 3, 8,
-  // 11) and row strides above 1, with 3-4.5 million outputs: enough for runs
-  // of 8 bytes of outputs per thread on devices of up to 180 SMs. Output
+  // 11; f64 runs stop at 8) and row strides above 1, with 3-4.5 million
+  // outputs: enough for runs of 8 bytes of outputs per thread (2 f64) on
+  // devices of up to 180 SMs. Output
   // rows of 203, 299 and 310 (not whole runs), padding, ceil_mode,
   // exclude-pad, a divisor override. NHWC variants take the other kernels.
   const Shape shapes[] = {
@@ -620,7 +621,7 @@ TEST_CASE("cuda:any_direct on NCHW problems it runs in row runs (f16, bf16, f32;
       {3, 50, 200, 299, 4, 7, 2, 1, 1, 3, 0, 1},
       {8, 20, 500, 310, 11, 11, 8, 1, 5, 5, 0, 0, 13},
   };
-  const avgpool_dtype dtypes[] = {AVGPOOL_DTYPE_F16, AVGPOOL_DTYPE_BF16, AVGPOOL_DTYPE_F32};
+  const avgpool_dtype dtypes[] = {AVGPOOL_DTYPE_F16, AVGPOOL_DTYPE_BF16, AVGPOOL_DTYPE_F32, AVGPOOL_DTYPE_F64};
   check_direct_on_large_shapes("row-run cuda:any_direct runs", shapes, dtypes, 20261205, quick());
 }
 
