@@ -900,7 +900,7 @@ __attribute__((noinline)) void narrow_pixels(const Job& jb, const T* const* hr, 
 // whole window.
 template <class T, class A>
 __attribute__((noinline)) void narrow_wide_each(const Job& jb, const T* const* hr, int64_t hn, int64_t xa,
-                                           int64_t ob0, int64_t ob1, const A* div, const A* rcp, T* out) {
+                                                int64_t ob0, int64_t ob1, const A* div, const A* rcp, T* out) {
   constexpr int n = nar<A>::n;
   const int64_t V = jb.vec;
   const int64_t off[1] = {0};
@@ -926,7 +926,6 @@ __attribute__((noinline)) void narrow_wide_each(const Job& jb, const T* const* h
   }
 }
 
-
 // Wider pixels of windows that overlap along the row and outgrow L1
 // (kWideL1): window rows outer. For each window row, the row's span of the
 // window of each of G outputs (as many as kWideAcc channels hold, two or
@@ -938,7 +937,7 @@ __attribute__((noinline)) void narrow_wide_each(const Job& jb, const T* const* h
 // -> 0.14-0.19 ms. Where the window fits L1 or the windows do not overlap,
 // the acc round trips cost more than they save (37x176x9x74 k2x10 s3x2 f64
 // 2.3 -> 3.0-3.3 ms, 174x138x28x28 k7x2 s7x2 f16 2.4 -> 4.1-6.0).
-constexpr int64_t kWideAcc = 512;  // channels summed per pass over the window rows
+constexpr int64_t kWideAcc = 512;  // accumulators of the outputs summed together
 constexpr int64_t kWideL1 = 32768;  // window bytes above which rows go outer (overlapping windows)
 
 template <int NV, class T, class A>
@@ -961,43 +960,37 @@ __attribute__((always_inline)) inline void narrow_row_add(const T* s, int64_t le
 
 template <class T, class A>
 __attribute__((noinline)) void narrow_wide_rows(const Job& jb, const T* const* hr, int64_t hn, int64_t xa,
-                                           int64_t ob0, int64_t ob1, const A* div, const A* rcp, T* out) {
+                                                int64_t ob0, int64_t ob1, const A* div, const A* rcp, T* out) {
   constexpr int n = nar<A>::n;
-  const int64_t V = jb.vec, Vp = (V + n - 1) / n * n;
-
-  const int64_t G = Vp <= kWideAcc ? kWideAcc / Vp : 1, CB = Vp <= kWideAcc ? V : kWideAcc;
+  const int64_t V = jb.vec, w = (V + n - 1) / n * n, G = kWideAcc / w;  // w <= kWideAcc / 2
   alignas(32) A acc[kWideAcc];
   for (int64_t ox = ob0; ox < ob1;) {
     const int64_t g = imin(G, ob1 - ox);
-    for (int64_t cb = 0; cb < V; cb += CB) {
-      const int64_t ce = imin(V, cb + CB), w = (ce - cb + n - 1) / n * n;
-      for (int64_t c = 0; c < g * w; c += n) *reinterpret_cast<nvec<A>*>(acc + c) = nvec<A>{};  // hn == 0
-      for (int64_t r = 0; r < hn; ++r) {
-        for (int64_t q = 0; q < g; ++q) {
-          const T* s = hr[r] + (jb.cols[ox + q].begin - xa) * V;
-          const int64_t len = jb.cols[ox + q].end - jb.cols[ox + q].begin;
-          A* aq = acc + q * w - cb;
-          int64_t c0 = cb;
-          for (; c0 + 4 * n <= ce; c0 += 4 * n) narrow_row_add<4, T, A>(s + c0, len, V, n, r == 0, jb.prefetch, aq + c0);
-          if (c0 < ce) {
-            const int64_t m = (ce - c0 + n - 1) / n, k = ce - c0 - (m - 1) * n;
-            switch (m) {
-              case 1: narrow_row_add<1, T, A>(s + c0, len, V, k, r == 0, false, aq + c0); break;
-              case 2: narrow_row_add<2, T, A>(s + c0, len, V, k, r == 0, false, aq + c0); break;
-              case 3: narrow_row_add<3, T, A>(s + c0, len, V, k, r == 0, false, aq + c0); break;
-              default: narrow_row_add<4, T, A>(s + c0, len, V, k, r == 0, false, aq + c0); break;
-            }
+    for (int64_t c = 0; c < g * w; c += n) *reinterpret_cast<nvec<A>*>(acc + c) = nvec<A>{};  // hn == 0
+    for (int64_t r = 0; r < hn; ++r)
+      for (int64_t q = 0; q < g; ++q) {
+        const T* s = hr[r] + (jb.cols[ox + q].begin - xa) * V;
+        const int64_t len = jb.cols[ox + q].end - jb.cols[ox + q].begin;
+        A* aq = acc + q * w;
+        int64_t c0 = 0;
+        for (; c0 + 4 * n <= V; c0 += 4 * n) narrow_row_add<4, T, A>(s + c0, len, V, n, r == 0, jb.prefetch, aq + c0);
+        if (c0 < V) {
+          const int64_t m = (V - c0 + n - 1) / n, k = V - c0 - (m - 1) * n;
+          switch (m) {
+            case 1: narrow_row_add<1, T, A>(s + c0, len, V, k, r == 0, false, aq + c0); break;
+            case 2: narrow_row_add<2, T, A>(s + c0, len, V, k, r == 0, false, aq + c0); break;
+            case 3: narrow_row_add<3, T, A>(s + c0, len, V, k, r == 0, false, aq + c0); break;
+            default: narrow_row_add<4, T, A>(s + c0, len, V, k, r == 0, false, aq + c0); break;
           }
         }
       }
-      for (int64_t q = 0; q < g; ++q) {
-        const nvec<A> dv = nvec<A>{} + div[ox + q];
-        const nvec<A> rv = nvec<A>{} + (rcp ? rcp[ox + q] : A(0));
-        T* o = out + (ox + q - ob0) * V;
-        for (int64_t c = cb; c < ce; c += n) {
-          const nvec<A> x = *reinterpret_cast<const nvec<A>*>(acc + q * w + (c - cb));
-          nstore<T, A>(o + c, rcp ? nquot<A>(x, dv, rv) : x / dv, imin(n, ce - c));
-        }
+    for (int64_t q = 0; q < g; ++q) {
+      const nvec<A> dv = nvec<A>{} + div[ox + q];
+      const nvec<A> rv = nvec<A>{} + (rcp ? rcp[ox + q] : A(0));
+      T* o = out + (ox + q - ob0) * V;
+      for (int64_t c = 0; c < V; c += n) {
+        const nvec<A> x = *reinterpret_cast<const nvec<A>*>(acc + q * w + c);
+        nstore<T, A>(o + c, rcp ? nquot<A>(x, dv, rv) : x / dv, imin(n, V - c));
       }
     }
     ox += g;
