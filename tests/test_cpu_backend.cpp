@@ -563,6 +563,45 @@ TEST_CASE("AVX2 NHWC: stride-1 ring on ymm vectors and the next row's prefetch k
   for (const Shape& s : shapes) check_nhwc_pixels(s.params(), 151, 7, {AVGPOOL_DTYPE_F32, AVGPOOL_DTYPE_F64});
 }
 
+TEST_CASE("AVX2 NHWC short rows: four planes or four output rows side by side, every numerics and instruction set") {
+  // Job::column_fours (rows of fewer than 8 outputs, window rows read from
+  // the input, pixels of up to two ymm vectors): four planes side by side
+  // where four fit 32 KiB, else four consecutive output rows where their
+  // windows have one number of rows; planes left over, rows of unequal
+  // windows (padding, ceil_mode) alone. Rows of 7 and 8 outputs, planes
+  // on both sides of 32 KiB, channels on both sides of one and two ymm
+  // vectors (f32 8, 16; f64 4, 8), gaps between windows (fast numerics
+  // without row sums first), a divisor override, special values.
+  const Shape shapes[] = {
+      {9, 0, 12, 12, 9, 9, 10, 10, 0, 0, 1},  // rows of 2, two windows' lengths, 8 + 1 planes
+      {2, 0, 26, 11, 9, 9, 1, 1, 0, 0, 0},    // rows of 3, two planes: output rows side by side
+      {5, 0, 40, 20, 9, 9, 4, 4, 4, 4, 0},    // rows of 5, border rows of shorter windows
+      {3, 0, 15, 13, 2, 2, 2, 2, 1, 1, 0},    // rows of 7, two-row windows (no row sums in fast numerics)
+      {3, 0, 15, 15, 2, 2, 2, 2, 1, 1, 0},    // rows of 8: not taken
+      {6, 0, 20, 14, 3, 2, 3, 4, 1, 1, 1},    // gaps between windows, ceil_mode
+  };
+  for (int64_t c : {2, 3, 4, 5, 8, 9, 10, 16, 17})
+    for (Shape s : shapes) {
+      s.c = c;
+      check_nhwc_pixels(s.params(), 171 + (uint64_t)c, 7,
+                        {AVGPOOL_DTYPE_F32, AVGPOOL_DTYPE_F64, AVGPOOL_DTYPE_F16, AVGPOOL_DTYPE_BF16});
+    }
+}
+
+TEST_CASE("AVX2 wide NHWC pixels: a rest of one or two ymm vectors goes with the last chunk of four") {
+  // narrow_wide_each: the last pass takes three to six vectors (f32 33-64
+  // channels and beyond, f64 17-32), the last of them partial or whole.
+  const Shape shapes[] = {
+      {2, 0, 13, 14, 5, 4, 3, 2, 1, 1, 0},
+      {3, 0, 9, 9, 2, 2, 4, 2, 0, 0, 1},
+  };
+  for (int64_t c : {17, 20, 21, 24, 25, 28, 29, 33, 40, 41, 48, 49, 56, 57, 64, 65, 72, 73})
+    for (Shape s : shapes) {
+      s.c = c;
+      check_nhwc_pixels(s.params(), 191 + (uint64_t)c, 5, {AVGPOOL_DTYPE_F32, AVGPOOL_DTYPE_F64});
+    }
+}
+
 #if defined(__unix__)
 // Every CPU implementation on p (NHWC, CPU backend) from an input whose last
 // byte is the last of a mapped page, followed by a page without access: a

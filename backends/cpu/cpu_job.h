@@ -109,6 +109,12 @@ struct Job {
   // NHWC inputs beyond the caches: the AVX2 pairs and single outputs of
   // narrow pixels prefetch the next output row's window (kernels.inl).
   bool prefetch_below;
+  // NHWC rows of few outputs (impls.cpp), window rows read from the input
+  // (no row sums first; f16/bf16 read directly): the AVX2 build sums
+  // narrow pixels four output rows at a time, the four outputs of one column
+  // side by side (narrow_column_fours), where a row alone leaves outputs in
+  // pairs or alone, each one chain of dependent adds.
+  bool column_fours;
   // Scratch, one buffer per thread (64-byte aligned, at least scratch_bytes
   // in CpuConfig), laid out once here for the kernels: at 0 the window rows'
   // pointers (max_rows); at vsum_at the vertical sum (span_cap elements, then

@@ -122,6 +122,9 @@ constexpr int64_t kTallRows = 16;
 // 5.76 -> 0.23 ms (loop 0.59). Rows of three or more outputs keep the
 // row kernels and the 16-plane path (not measured against this one).
 constexpr int64_t kScalarRow = 2;
+// NHWC output rows shorter than this (Job::column_fours, AVX2 build): four
+// output rows at a time, the outputs of one column side by side.
+constexpr int64_t kColumnRow = 8;
 constexpr int64_t kFewRows = 64;
 constexpr int64_t kChunkElems = 65536;
 constexpr int64_t kMaxChunks = 32;
@@ -328,6 +331,19 @@ void plan_job(const Problem& q, CpuConfigOf<A>* c) {
       if (ob < j.ob) j.ob = ob;
     }
   }
+  // NHWC rows of fewer than kColumnRow outputs whose windows are summed
+  // from the input rows: along a row, outputs go four at a time only where
+  // four in a row have windows of one length, so short rows and their edges
+  // left pairs and single outputs, one or two chains of kh * kw dependent
+  // adds each (perf annotate of 1885x2x26x11 k9 s1 excl f32, rows of three,
+  // pytorch numerics: two thirds of the time on those chains' adds). The
+  // outputs of one column in four planes, or in four consecutive output rows
+  // of one length of window, have windows of one length. 2-core AMD EPYC
+  // AVX2 VM, 2026-12-03, one thread, best of three alternated, ms (oneDNN):
+  // that row 5.99 -> 3.31 (3.93); 2828x2x12x12 k9 s10 ceil 0.49 -> 0.24
+  // (0.41); 16x16x95x14 k7 s3x8 p2 0.053 -> 0.036 (0.037); 37x10x210x20 k9
+  // s4 p4 0.63 -> 0.54 (0.45).
+  j.column_fours = !nchw && q.ow < kColumnRow && !j.presum && (!converts || j.half_direct) && j.nchunks == 0;
   j.span_cap = 0;
   c->block_cols.reserve((size_t)(2 * ((q.ow + j.ob - 1) / j.ob)));
   for (int64_t ob0 = 0; ob0 < q.ow; ob0 += j.ob) {

@@ -822,7 +822,7 @@ __attribute__((always_inline)) inline void narrow_outputs(const T* const* hr, in
   nvec<A> acc[Q][NV];
 #pragma GCC unroll 4
   for (int q = 0; q < Q; ++q)
-#pragma GCC unroll 4
+#pragma GCC unroll 8
     for (int v = 0; v < NV; ++v) acc[q][v] = nvec<A>{};
   for (int64_t r = 0; r < hn; ++r) {
     const T* s = hr[r] + start;
@@ -834,7 +834,7 @@ __attribute__((always_inline)) inline void narrow_outputs(const T* const* hr, in
           __builtin_prefetch((const char*)(s + (same<T, A>::value ? kPrefetch : kHalfPrefetch)) + at, 0, 3);
 #pragma GCC unroll 4
       for (int q = 0; q < Q; ++q)
-#pragma GCC unroll 4
+#pragma GCC unroll 8
         for (int v = 0; v < NV; ++v) acc[q][v] += nload<A>(s + off[q] + v * n, v + 1 < NV ? n : k);
     }
   }
@@ -842,7 +842,7 @@ __attribute__((always_inline)) inline void narrow_outputs(const T* const* hr, in
   for (int q = 0; q < Q; ++q) {
     const nvec<A> dv = nvec<A>{} + div[q];
     const nvec<A> rv = nvec<A>{} + (rcp ? rcp[q] : A(0));
-#pragma GCC unroll 4
+#pragma GCC unroll 8
     for (int v = 0; v < NV; ++v) {
       const nvec<A> x = rcp ? nquot<A>(acc[q][v], dv, rv) : acc[q][v] / dv;
       nstore<T, A>(o[q] + v * n, x, v + 1 < NV ? n : k);
@@ -895,33 +895,71 @@ __attribute__((noinline)) void narrow_pixels(const Job& jb, const T* const* hr, 
   }
 }
 
+// Job::column_fours: four output rows (orow: plane * oh + row; gy: the
+// rows) whose windows have hn rows each, over output columns [ob0, ob1) of
+// the block starting at input column xa: the four outputs of a column side
+// by side, each adding rows then columns from 0 as along a row (the same
+// bits). hr: the first output row's window rows in the input (row_len
+// apart); off: where the others' start, relative to it (elements).
+constexpr int64_t kColumnPlanes = 32768;  // bytes of four planes taken side by side (L1)
+
+template <int NV, class T, class A>
+__attribute__((noinline)) void narrow_column_fours(const Job& jb, const T* const* hr, int64_t hn,
+                                                   const int64_t* off, const int64_t* orow, const int64_t* gy,
+                                                   int64_t xa, int64_t ob0, int64_t ob1, T* dst) {
+  constexpr int n = nar<A>::n;
+  const int64_t V = jb.vec, k = V - (NV - 1) * n;
+  const A* div_table = static_cast<const A*>(jb.div_table);
+  const A* rcp_table = static_cast<const A*>(jb.rcp_table);
+  for (int64_t ox = ob0; ox < ob1; ++ox) {
+    const int64_t b = jb.cols[ox].begin - xa, len = jb.cols[ox].end - jb.cols[ox].begin;
+    A d[4], r[4];
+    T* o[4];
+    for (int q = 0; q < 4; ++q) {
+      const int64_t at = (int64_t)jb.div_row[gy[q]] * jb.ow + ox;
+      d[q] = div_table[at];
+      r[q] = rcp_table ? rcp_table[at] : A(0);
+      o[q] = dst + (orow[q] * jb.ow + ox) * V;
+    }
+    narrow_outputs<NV, 4, T, A>(hr, hn, b * V, off, len, V, k, 0, 0, false, false, d, rcp_table ? r : nullptr, o);
+  }
+}
+
 // Wider pixels: one output at a time, channels in chunks of four ymm
-// vectors, then the last one to four in one pass, each chunk over the
-// whole window.
+// vectors, each chunk over the whole window; a rest of one or two vectors
+// goes with the last chunk (five or six vectors in one pass), a rest of three
+// or four in a pass of its own. Alone, a rest of one vector was one chain of
+// kh * kw dependent adds per output, as long as the chunk of four before it
+// (2-core AMD EPYC AVX2 VM, 2026-12-03, one thread, pytorch numerics, ms:
+// 13x36x198x26 k10 s1 f32 9.2 -> 6.2, oneDNN 5.5; 1x45x262x118 k9 s3 0.61
+// -> 0.54, 0.46); a second pass over the block for the rests of several
+// outputs together read their pixels' last lines again from memory
+// (52x104x18x223 k2 s4x2 0.7x).
 template <class T, class A>
 __attribute__((noinline)) void narrow_wide_each(const Job& jb, const T* const* hr, int64_t hn, int64_t xa,
                                                 int64_t ob0, int64_t ob1, const A* div, const A* rcp, T* out) {
   constexpr int n = nar<A>::n;
   const int64_t V = jb.vec;
+  const int64_t m = (V + n - 1) / n, k = V - (m - 1) * n;  // ymm vectors of a pixel, lanes of the last
+  // chunks of four vectors before the last pass; the last pass's vectors
+  const int64_t chunks = m % 4 == 3 ? m / 4 : m / 4 - 1;
+  const int64_t last = m - 4 * chunks;  // 3 to 6
   const int64_t off[1] = {0};
   for (int64_t ox = ob0; ox < ob1; ++ox) {
     const int64_t b = jb.cols[ox].begin - xa, len = jb.cols[ox].end - jb.cols[ox].begin;
     const A* d = div + ox;
     const A* r = rcp ? rcp + ox : nullptr;
     int64_t c0 = 0;
-    for (; c0 + 4 * n <= V; c0 += 4 * n) {
+    for (int64_t i = 0; i < chunks; ++i, c0 += 4 * n) {
       T* o[1] = {out + (ox - ob0) * V + c0};
       narrow_outputs<4, 1, T, A>(hr, hn, b * V + c0, off, len, V, n, 0, 0, false, jb.prefetch, d, r, o);
     }
-    if (c0 < V) {
-      const int64_t m = (V - c0 + n - 1) / n, k = V - c0 - (m - 1) * n;
-      T* o[1] = {out + (ox - ob0) * V + c0};
-      switch (m) {
-        case 1: narrow_outputs<1, 1, T, A>(hr, hn, b * V + c0, off, len, V, k, 0, 0, false, false, d, r, o); break;
-        case 2: narrow_outputs<2, 1, T, A>(hr, hn, b * V + c0, off, len, V, k, 0, 0, false, false, d, r, o); break;
-        case 3: narrow_outputs<3, 1, T, A>(hr, hn, b * V + c0, off, len, V, k, 0, 0, false, false, d, r, o); break;
-        default: narrow_outputs<4, 1, T, A>(hr, hn, b * V + c0, off, len, V, k, 0, 0, false, false, d, r, o); break;
-      }
+    T* o[1] = {out + (ox - ob0) * V + c0};
+    switch (last) {
+      case 3: narrow_outputs<3, 1, T, A>(hr, hn, b * V + c0, off, len, V, k, 0, 0, false, false, d, r, o); break;
+      case 4: narrow_outputs<4, 1, T, A>(hr, hn, b * V + c0, off, len, V, k, 0, 0, false, false, d, r, o); break;
+      case 5: narrow_outputs<5, 1, T, A>(hr, hn, b * V + c0, off, len, V, k, 0, 0, false, false, d, r, o); break;
+      default: narrow_outputs<6, 1, T, A>(hr, hn, b * V + c0, off, len, V, k, 0, 0, false, false, d, r, o); break;
     }
   }
 }
@@ -1655,6 +1693,92 @@ void run_block(const Job& jb, int64_t p0, int64_t p1, int64_t oy0, int64_t oy1, 
   const bool sums = jb.presum && (jb.tall || !fused_applies<A>(jb));
   const bool nt = direct && jb.nt_out;
 
+  // Output row oy of plane p.
+  auto one_row = [&](int64_t p, int64_t oy) {
+    const AxisWindow rw = jb.rows[oy];
+    const int64_t nr = imax(rw.end - rw.begin, 0);
+    const A* div = div_table + (int64_t)jb.div_row[oy] * jb.ow;
+    const A* rcp = rcp_table ? rcp_table + (int64_t)jb.div_row[oy] * jb.ow : nullptr;
+    T* drow = dst + (p * jb.oh + oy) * jb.ow * V;
+    const T* srow = src + (p * jb.h + rw.begin) * row_len;
+    for (int64_t blk = b0; blk < b1; ++blk) {
+      const int64_t ob0 = blk * jb.ob, ob1 = imin(ob0 + jb.ob, jb.ow);
+      const int64_t xa = jb.block_cols[2 * blk], xb = jb.block_cols[2 * blk + 1];
+      if constexpr (!direct) {
+        // f16/bf16 in NHWC, windows summed directly (Job::half_direct): read from the
+        // input rows and written to dst with conversions in registers. Converting the
+        // window rows into a float buffer first cost a second pass through L1/L2 (bf16
+        // 4x128x669x370 k4 s4: 10.2 ms against 7.0 with half-size blocks and 4.4-6.2 ms
+        // direct; oneDNN 6.5). Also above 256 channels, where f32 goes pixel by pixel
+        // through an accumulator row (bf16 16x512x28x28 k2 s2 0.41 -> 0.21 ms, f16
+        // 16x300x30x30 k3 s1 p1 1.38 -> 0.52).
+        if (jb.half_direct) {
+          const T** rows = reinterpret_cast<const T**>(s);
+          for (int64_t r = 0; r < nr; ++r) rows[r] = srow + r * row_len + xa * V;
+          horizontal_nhwc<false>(jb, rows, nr, xa, ob0, ob1, div, rcp, true, drow + ob0 * V);
+          continue;
+        }
+      }
+      const A* const* hr;
+      bool slack;
+      const int64_t hn = window_rows<T, A>(jb, srow, nr, xa, (xb - xa) * V, sums, s, &hr, &slack);
+      A* out;
+      if constexpr (direct) out = drow + ob0 * V;
+      else out = obuf;
+      horizontal(jb, hr, hn, xa, ob0, ob1, div, rcp, slack, nt, direct && !slack, out);
+      if constexpr (!direct) store_block(obuf, drow + ob0 * V, (ob1 - ob0) * V);
+    }
+  };
+#if defined(AVGPOOL_CPU_NARROW_NHWC)
+  // Job::column_fours: where four planes fit L1, output row oy of four
+  // planes side by side (one window, one divisor row); otherwise, and in
+  // the planes left over, four consecutive output rows where their windows
+  // have one number of rows; the others alone. Four planes of 168 KB side
+  // by side ran 0.7x rows side by side (37x10x210x20 k9 s4 p4 f32, pytorch
+  // numerics); planes of 1 KB with rows of unequal windows 2x
+  // (2828x2x12x12 k9 s10 ceil).
+  if (jb.column_fours && V <= 2 * nar<A>::n) {
+    const T** rows = reinterpret_cast<const T**>(s);
+    auto four_rows = [&](int64_t p, int64_t oy, const int64_t* gp, const int64_t* gy, int64_t nr) {
+      const T* srow = src + (p * jb.h + jb.rows[oy].begin) * row_len;
+      int64_t off[4], orow[4];
+      for (int q = 0; q < 4; ++q) {
+        off[q] = ((gp[q] - p) * jb.h + jb.rows[gy[q]].begin - jb.rows[oy].begin) * row_len;
+        orow[q] = gp[q] * jb.oh + gy[q];
+      }
+      for (int64_t blk = b0; blk < b1; ++blk) {
+        const int64_t ob0 = blk * jb.ob, ob1 = imin(ob0 + jb.ob, jb.ow), xa = jb.block_cols[2 * blk];
+        for (int64_t r = 0; r < nr; ++r) rows[r] = srow + r * row_len + xa * V;
+        if (V <= nar<A>::n) narrow_column_fours<1, T, A>(jb, rows, nr, off, orow, gy, xa, ob0, ob1, dst);
+        else narrow_column_fours<2, T, A>(jb, rows, nr, off, orow, gy, xa, ob0, ob1, dst);
+      }
+    };
+    int64_t p = p0;
+    if (4 * jb.h * row_len * (int64_t)sizeof(T) <= kColumnPlanes) {
+      for (; p + 4 <= p1; p += 4)
+        for (int64_t oy = oy0; oy < oy1; ++oy) {
+          const int64_t nr = imax(jb.rows[oy].end - jb.rows[oy].begin, 0);
+          const int64_t gp[4] = {p, p + 1, p + 2, p + 3}, gy[4] = {oy, oy, oy, oy};
+          if (nr > 0) four_rows(p, oy, gp, gy, nr);
+          else for (int q = 0; q < 4; ++q) one_row(p + q, oy);
+        }
+    }
+    for (; p < p1; ++p)
+      for (int64_t oy = oy0; oy < oy1;) {
+        const int64_t nr = imax(jb.rows[oy].end - jb.rows[oy].begin, 0);
+        bool four = nr > 0 && oy + 4 <= oy1;
+        for (int64_t q = 1; four && q < 4; ++q) four = jb.rows[oy + q].end - jb.rows[oy + q].begin == nr;
+        if (!four) {
+          one_row(p, oy++);
+          continue;
+        }
+        const int64_t gp[4] = {p, p, p, p}, gy[4] = {oy, oy + 1, oy + 2, oy + 3};
+        four_rows(p, oy, gp, gy, nr);
+        oy += 4;
+      }
+    return;
+  }
+#endif
   for (int64_t p = p0; p < p1; ++p) {
     for (int64_t oy = oy0; oy < oy1; ++oy) {
       if constexpr (direct) {
@@ -1666,39 +1790,7 @@ void run_block(const Job& jb, int64_t p0, int64_t p1, int64_t oy0, int64_t oy1, 
           continue;
         }
       }
-      const AxisWindow rw = jb.rows[oy];
-      const int64_t nr = imax(rw.end - rw.begin, 0);
-      const A* div = div_table + (int64_t)jb.div_row[oy] * jb.ow;
-      const A* rcp = rcp_table ? rcp_table + (int64_t)jb.div_row[oy] * jb.ow : nullptr;
-      T* drow = dst + (p * jb.oh + oy) * jb.ow * V;
-      const T* srow = src + (p * jb.h + rw.begin) * row_len;
-      for (int64_t blk = b0; blk < b1; ++blk) {
-        const int64_t ob0 = blk * jb.ob, ob1 = imin(ob0 + jb.ob, jb.ow);
-        const int64_t xa = jb.block_cols[2 * blk], xb = jb.block_cols[2 * blk + 1];
-        if constexpr (!direct) {
-          // f16/bf16 in NHWC, windows summed directly (Job::half_direct): read from the
-          // input rows and written to dst with conversions in registers. Converting the
-          // window rows into a float buffer first cost a second pass through L1/L2 (bf16
-          // 4x128x669x370 k4 s4: 10.2 ms against 7.0 with half-size blocks and 4.4-6.2 ms
-          // direct; oneDNN 6.5). Also above 256 channels, where f32 goes pixel by pixel
-          // through an accumulator row (bf16 16x512x28x28 k2 s2 0.41 -> 0.21 ms, f16
-          // 16x300x30x30 k3 s1 p1 1.38 -> 0.52).
-          if (jb.half_direct) {
-            const T** rows = reinterpret_cast<const T**>(s);
-            for (int64_t r = 0; r < nr; ++r) rows[r] = srow + r * row_len + xa * V;
-            horizontal_nhwc<false>(jb, rows, nr, xa, ob0, ob1, div, rcp, true, drow + ob0 * V);
-            continue;
-          }
-        }
-        const A* const* hr;
-        bool slack;
-        const int64_t hn = window_rows<T, A>(jb, srow, nr, xa, (xb - xa) * V, sums, s, &hr, &slack);
-        A* out;
-        if constexpr (direct) out = drow + ob0 * V;
-        else out = obuf;
-        horizontal(jb, hr, hn, xa, ob0, ob1, div, rcp, slack, nt, direct && !slack, out);
-        if constexpr (!direct) store_block(obuf, drow + ob0 * V, (ob1 - ob0) * V);
-      }
+      one_row(p, oy);
     }
   }
   if (nt) nt_fence();  // order the non-temporal stores before the caller's barrier
