@@ -54,6 +54,11 @@ const Window kWindows[] = {
     {"k(40, 8) s(40, 8), 16 channels", 2, 16, 400, 64, 40, 8, 40, 8, 0, 0, 0, 0},
     {"global, 21 planes of 13x11 (plane tails)", 3, 7, 13, 11, 13, 11, 13, 11, 0, 0, 0, 0},
     {"global, 80 planes of 64x64 (planes 16 KiB apart)", 2, 40, 64, 64, 64, 64, 64, 64, 0, 0, 0, 0},
+    // windows of fewer than 16 rows, two outputs: split by rows in NHWC
+    // fast numerics from 256 K elements a window (kSplitWindow), column
+    // blocks below
+    {"k(8, 512) s(8, 512), 64 channels (256 K elements a window)", 1, 64, 8, 1024, 8, 512, 8, 512, 0, 0, 0, 0},
+    {"k(8, 511) s(8, 512), 64 channels (one column short of it)", 1, 64, 8, 1024, 8, 511, 8, 512, 0, 0, 0, 0},
 };
 
 avgpool_params params_of(const Window& s) {

@@ -127,6 +127,7 @@ constexpr int64_t kScalarRow = 2;
 constexpr int64_t kColumnRow = 8;
 constexpr int64_t kFewRows = 64;
 constexpr int64_t kChunkElems = 65536;
+constexpr int64_t kSplitWindow = 4 * kChunkElems;  // elements of a short window split by rows
 constexpr int64_t kMaxChunks = 32;
 constexpr int64_t kMaxPartialBytes = int64_t(16) << 20;
 
@@ -319,7 +320,17 @@ void plan_job(const Problem& q, CpuConfigOf<A>* c) {
     // 2026-12-02, f32 NHWC, best of three alternated, ms: 1x520x80x80 k4 s6
     // 0.061 -> 0.050, oneDNN 0.035; 3x96x30x500 k3 s3 0.43 -> 0.24;
     // 1x64x40x2000 k6 s6 0.30 -> 0.19).
-    const bool split = j.max_rows >= kTallRows || q.ow * out_rows < kFewRows;
+    // Short windows with too few outputs for the column blocks: only windows
+    // of kSplitWindow elements or more (2-core AMD EPYC AVX2 VM, 2026-12-03,
+    // fast numerics, one thread, best of three alternated, ms, split ->
+    // column blocks: 1x976x56x56 k10 s10x8 f32 NHWC (98 K elements a window,
+    // 30 outputs) 0.53-0.65 -> 0.27-0.31, oneDNN 0.18-0.27, two threads
+    // 0.41-0.43 -> 0.19-0.20; 1x16x12x2048 k12x512 s12x512 (98 K) 0.045 ->
+    // 0.031; 1x1x10x100000 k10x12500 NCHW (125 K) 16.3 -> 0.13; windows of
+    // 1 M elements gain from the split: 1x64x8x4096 k8x2048 s8x2048 0.21 ->
+    // 0.14-0.19).
+    const bool split = j.max_rows >= kTallRows ||
+                       (q.ow * out_rows < kFewRows && q.window_inputs() * j.vec >= kSplitWindow);
     if (fast && nc >= 2 && split && !j.half_direct && q.ow * j.vec <= kMaxPartialBytes / acc / nc / out_rows) {
       j.chunk_rows = cr;
       j.nchunks = nc;
