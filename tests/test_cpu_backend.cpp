@@ -564,21 +564,25 @@ TEST_CASE("AVX2 NHWC: stride-1 ring on ymm vectors and the next row's prefetch k
 }
 
 TEST_CASE("AVX2 NHWC short rows: four planes or four output rows side by side, every numerics and instruction set") {
-  // Job::column_fours (rows of fewer than 8 outputs, window rows read from
-  // the input, pixels of up to two ymm vectors): four planes side by side
-  // where four fit 32 KiB, else four consecutive output rows where their
-  // windows have one number of rows; planes left over, rows of unequal
-  // windows (padding, ceil_mode) alone. Rows of 7 and 8 outputs, planes
-  // on both sides of 32 KiB, channels on both sides of one and two ymm
-  // vectors (f32 8, 16; f64 4, 8), gaps between windows (fast numerics
-  // without row sums first), a divisor override, special values.
+  // Job::column_fours (rows that leave fewer than half their outputs in
+  // groups of four, window rows read from the input, pixels of up to two
+  // ymm vectors): four planes side by side where four fit 32 KiB, else
+  // four consecutive output rows where their windows have one number of
+  // rows; planes left over, rows of unequal windows (padding, ceil_mode)
+  // alone. Rows on both sides of the half (5 outputs, none in fours; 6 and
+  // 7, four of them in fours: not taken), planes on both sides of 32 KiB,
+  // channels on both sides of one and two ymm vectors (f32 8, 16; f64 4,
+  // 8), gaps between windows (fast numerics without row sums first), a
+  // divisor override, special values. 64 output rows or more (planes x
+  // rows), so that the units hold several rows (fewer split the rows).
   const Shape shapes[] = {
-      {9, 0, 12, 12, 9, 9, 10, 10, 0, 0, 1},  // rows of 2, two windows' lengths, 8 + 1 planes
-      {2, 0, 26, 11, 9, 9, 1, 1, 0, 0, 0},    // rows of 3, two planes: output rows side by side
-      {5, 0, 40, 20, 9, 9, 4, 4, 4, 4, 0},    // rows of 5, border rows of shorter windows
-      {3, 0, 15, 13, 2, 2, 2, 2, 1, 1, 0},    // rows of 7, two-row windows (no row sums in fast numerics)
-      {3, 0, 15, 15, 2, 2, 2, 2, 1, 1, 0},    // rows of 8: not taken
-      {6, 0, 20, 14, 3, 2, 3, 4, 1, 1, 1},    // gaps between windows, ceil_mode
+      {41, 0, 12, 12, 9, 9, 10, 10, 0, 0, 1},  // rows of 2, two windows' lengths, 40 + 1 planes
+      {4, 0, 26, 11, 9, 9, 1, 1, 0, 0, 0},     // rows of 3; planes side by side up to 3 channels
+      {2, 0, 200, 20, 9, 9, 4, 4, 4, 4, 0},    // rows of 5, none in fours, large planes: rows side by side
+      {7, 0, 40, 20, 9, 9, 4, 4, 4, 4, 0},     // the same on small planes (2 channels: planes side by side)
+      {3, 0, 60, 28, 8, 8, 3, 4, 0, 0, 0},     // rows of 6, four in fours: not taken
+      {9, 0, 15, 13, 2, 2, 2, 2, 1, 1, 0},     // rows of 7, four in fours: not taken
+      {9, 0, 20, 14, 3, 2, 3, 4, 1, 1, 1},     // rows of 4, none in fours; gaps between windows, ceil_mode
   };
   for (int64_t c : {2, 3, 4, 5, 8, 9, 10, 16, 17})
     for (Shape s : shapes) {

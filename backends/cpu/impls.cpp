@@ -122,9 +122,6 @@ constexpr int64_t kTallRows = 16;
 // 5.76 -> 0.23 ms (loop 0.59). Rows of three or more outputs keep the
 // row kernels and the 16-plane path (not measured against this one).
 constexpr int64_t kScalarRow = 2;
-// NHWC output rows shorter than this (Job::column_fours, AVX2 build): four
-// output rows at a time, the outputs of one column side by side.
-constexpr int64_t kColumnRow = 8;
 constexpr int64_t kFewRows = 64;
 constexpr int64_t kChunkElems = 65536;
 constexpr int64_t kSplitWindow = 4 * kChunkElems;  // elements of a short window split by rows
@@ -342,8 +339,9 @@ void plan_job(const Problem& q, CpuConfigOf<A>* c) {
       if (ob < j.ob) j.ob = ob;
     }
   }
-  // NHWC rows of fewer than kColumnRow outputs whose windows are summed
-  // from the input rows: along a row, outputs go four at a time only where
+  // NHWC rows of few outputs whose windows are summed from the input rows
+  // (AVX2 build, pixels of one or two ymm vectors, narrow_column_fours in
+  // kernels.inl): along a row, outputs go four at a time only where
   // four in a row have windows of one length, so short rows and their edges
   // left pairs and single outputs, one or two chains of kh * kw dependent
   // adds each (perf annotate of 1885x2x26x11 k9 s1 excl f32, rows of three,
@@ -354,7 +352,23 @@ void plan_job(const Problem& q, CpuConfigOf<A>* c) {
   // that row 5.99 -> 3.31 (3.93); 2828x2x12x12 k9 s10 ceil 0.49 -> 0.24
   // (0.41); 16x16x95x14 k7 s3x8 p2 0.053 -> 0.036 (0.037); 37x10x210x20 k9
   // s4 p4 0.63 -> 0.54 (0.45).
-  j.column_fours = !nchw && q.ow < kColumnRow && !j.presum && (!converts || j.half_direct) && j.nchunks == 0;
+  // Only where a row alone leaves fewer than half its outputs in groups of
+  // four (counted as narrow_pixels takes them): 89x8x1218x28 k8 s3x4 f32
+  // (97 MB), rows of a four and a pair, ran 0.69-0.76x with rows side by
+  // side, which read the input in a less sequential order.
+  int64_t in_fours = 0;
+  for (int64_t ox = 0; ox + 4 <= q.ow;) {
+    const int64_t len = q.cols[(size_t)ox].end - q.cols[(size_t)ox].begin;
+    bool four = true;
+    for (int64_t k = 1; four && k < 4; ++k)
+      four = q.cols[(size_t)(ox + k)].end - q.cols[(size_t)(ox + k)].begin == len;
+    if (four) in_fours += 4;
+    ox += four ? 4 : q.cols[(size_t)ox + 1].end - q.cols[(size_t)ox + 1].begin == len ? 2 : 1;
+  }
+  // Not where the stride-1 ring sums the interior (fast numerics: its own
+  // order of terms, which every instruction set keeps).
+  j.column_fours = !nchw && 2 * in_fours < q.ow && !j.presum && !(fast && j.sep_s1) &&
+                   (!converts || j.half_direct) && j.nchunks == 0;
   j.span_cap = 0;
   c->block_cols.reserve((size_t)(2 * ((q.ow + j.ob - 1) / j.ob)));
   for (int64_t ob0 = 0; ob0 < q.ow; ob0 += j.ob) {
