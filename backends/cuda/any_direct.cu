@@ -3,7 +3,8 @@
 // with vector loads; or per column_group_size outputs of an output column
 // that share window rows: column_group_kernel; or per V outputs of an NCHW
 // output row at column stride 1, from one load of their window rows'
-// columns: row_run_kernel), any layout, any window: the
+// columns: row_run_kernel; or one output with its NCHW window rows loaded
+// as 16-byte chunks: chunk_row_kernel), any layout, any window: the
 // fallback that accepts every problem (PyTorch's own CUDA scheme), and the
 // fastest kernel where little is shared between windows (windows with gaps
 // between them, narrow planes, few channels per pixel: see policy.cu). Sums
@@ -54,6 +55,9 @@ constexpr int64_t kNarrowLimit = (int64_t(1) << 31) - (int64_t(1) << 28);
 // 5533x11x12x12 k5 s5x6; below 0.97x PyTorch 10 -> 4 over both numerics).
 // NHWC f64 fits 32 registers unrolled.
 constexpr int kMinBlocksNchwF64 = 3;
+// chunk_row_kernel: 3 x 512 threads, 40 registers (f32/f64 rows of 6-11
+// columns take 34-40).
+constexpr int kMinBlocksChunkRows = 3;
 template <typename T, bool NHWC>
 constexpr int direct_min_blocks() {
   return sizeof(T) == 8 && !NHWC ? kMinBlocksNchwF64 : kMinBlocks;
@@ -115,6 +119,98 @@ __global__ void __launch_bounds__(kMaxThreads, direct_min_blocks<T, NHWC>())
       base = src + (int32_t)t * H * W * C + ic;
       dst[i] = average_window<KW, T, int32_t>(base, oy, ox, W * C, C, a);
     }
+  }
+}
+
+// Window rows from 16-byte chunks (NCHW, chunk_rows below). At a column
+// stride of 16 bytes or more, the 32 threads of a warp load elements at
+// least a chunk apart, so each of direct_kernel's kw loads per window row
+// touches a chunk per thread and the kernel waits on L1 (Nsight Compute,
+// 2177x147x32x32 k11 s8 bf16: L1 99 % busy, 19 % of issue slots used).
+// Here a thread loads the chunks that hold its window row, at most
+// row_chunks of them (3 for 11 f16/bf16 columns instead of 11 loads), and
+// picks its elements out of the words in registers: two selects by the
+// row's word offset, a funnel shift for 2-byte types. Each output still
+// adds its terms in PyTorch's order. Needs the source 16-byte aligned (the
+// plan's scalar kernel runs other pointers) and a whole number of chunks
+// (a chunk holding the last element then ends inside the tensor).
+template <typename T, int KW> constexpr int row_chunks() {
+  return (16 - (int)sizeof(T) + KW * (int)sizeof(T) + 15) / 16;
+}
+constexpr int kMaxRowChunks = 5;
+
+// Element j of a window row whose words were shifted to start at the row's
+// first element, widened to the accumulator.
+template <typename T> __device__ __forceinline__ typename Elem<T>::acc_t word_element(const uint32_t* a, int j) {
+  if constexpr (sizeof(T) == 8) {
+    return __hiloint2double((int)a[2 * j + 1], (int)a[2 * j]);
+  } else if constexpr (sizeof(T) == 4) {
+    return __uint_as_float(a[j]);
+  } else {
+    const uint32_t w = a[j >> 1];
+    const unsigned short h = (unsigned short)((j & 1) ? (w >> 16) : (w & 0xffffu));
+    if constexpr (std::is_same_v<T, __half>) return __half2float(__ushort_as_half(h));
+    else return __uint_as_float(uint32_t(h) << 16);  // bf16: exact, as __bfloat162float
+  }
+}
+
+// Adds the cols (<= KW) elements at p to sum, left to right.
+template <int KW, typename T>
+__device__ __forceinline__ void add_row_from_chunks(const T* p, int cols, typename Elem<T>::acc_t& sum) {
+  constexpr int es = sizeof(T);
+  constexpr int kChunks = row_chunks<T, KW>();
+  static_assert(kChunks <= kMaxRowChunks, "chunk_rows keeps wider rows on direct_kernel");
+  constexpr int kWords = 4 * kChunks + 4;                    // the chunks' words, then zeros
+  constexpr int kRowWords = (KW * es + 3) / 4 + (es == 2);   // words from the first element on
+  const uintptr_t addr = reinterpret_cast<uintptr_t>(p);
+  const uint4* chunk = reinterpret_cast<const uint4*>(addr & ~uintptr_t(15));
+  const int offset = int(addr & 15);  // bytes
+  const int end = offset + cols * es;
+  uint32_t w[kWords];
+#pragma unroll
+  for (int k = 0; k < kChunks; ++k) {
+    uint4 v = make_uint4(0u, 0u, 0u, 0u);
+    if (k * 16 < end) v = __ldg(chunk + k);  // only chunks holding an element of the row
+    w[4 * k] = v.x;
+    w[4 * k + 1] = v.y;
+    w[4 * k + 2] = v.z;
+    w[4 * k + 3] = v.w;
+  }
+#pragma unroll
+  for (int k = 4 * kChunks; k < kWords; ++k) w[k] = 0u;
+  // a[m] = w[m + offset / 4], by the two bits of the word offset.
+  const int word = offset >> 2;
+  uint32_t u[kRowWords + 2], a[kRowWords];
+#pragma unroll
+  for (int m = 0; m < kRowWords + 2; ++m) u[m] = (word & 1) ? w[m + 1] : w[m];
+#pragma unroll
+  for (int m = 0; m < kRowWords; ++m) a[m] = (word & 2) ? u[m + 2] : u[m];
+  if constexpr (es == 2) {
+    const unsigned shift = (offset & 2) ? 16u : 0u;  // a row starting at the upper half of a word
+#pragma unroll
+    for (int m = 0; m + 1 < kRowWords; ++m) a[m] = __funnelshift_r(a[m], a[m + 1], shift);
+  }
+  for_upto<KW>(cols, [&](int j) { sum += word_element<T>(a, j); });
+}
+
+// direct_kernel's NCHW branch with its window rows from chunks.
+template <typename T, int KW>
+__global__ void __launch_bounds__(kMaxThreads, kMinBlocksChunkRows)
+    chunk_row_kernel(const T* __restrict__ src, T* __restrict__ dst, DirectArgs a) {
+  using E = Elem<T>;
+  const int32_t total = (int32_t)a.total, H = (int32_t)a.h, W = (int32_t)a.w;
+  for (int32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < total; i += gridDim.x * blockDim.x) {
+    uint32_t t;
+    const uint32_t ox = a.inner.divmod(i, &t);
+    const uint32_t oy = a.middle.divmod(t, &t);  // t: the plane
+    const AxisWindowOf<int32_t> r = axis_window_of<int32_t>(oy, H, (int32_t)a.kh, (int32_t)a.sh, (int32_t)a.ph);
+    const AxisWindowOf<int32_t> c = axis_window_of<int32_t>(ox, W, (int32_t)a.kw, (int32_t)a.sw, (int32_t)a.pw);
+    typename E::acc_t sum = 0;
+    const int cols = c.end - c.begin;
+    const T* row = src + (int32_t)t * H * W + r.begin * W + c.begin;
+    for (int32_t y = r.begin; y < r.end; ++y, row += W) add_row_from_chunks<KW>(row, cols, sum);
+    const AxisWindow r64{r.begin, r.end, r.padded_len}, c64{c.begin, c.end, c.padded_len};
+    dst[i] = E::from_acc(finish(sum, r64, c64, a.include_pad, a.divisor_override));
   }
 }
 
@@ -598,6 +694,58 @@ avgpool_status use_row_run_kernel(KernelConfig<DirectArgs>* c, const DeviceInfo&
   return with_width_bound(a.kw, launch);
 }
 
+// NCHW window rows from 16-byte chunks (chunk_row_kernel) where
+// direct_kernel would run (no output group, column group or row run), the
+// column stride is kChunkRowStrideBytes or more, windows are 4 to 11
+// columns wide (4 to 8 in f64: a row then fits kMaxRowChunks chunks at the
+// width bound) and the source is a whole number of chunks. Forced, pytorch
+// numerics (the kernel serves both), best of two, device time, with and
+// without chunk rows in the same process (H200, 2026-12-03/04):
+//  - tuned on the 200 NCHW configurations of seeds 1000-1299 AUTO gives
+//    cuda:any_direct: by column stride in bytes, under 16 slower (2-4 bytes
+//    0.82x in geomean, 8-14 bytes 0.93-1.00x: neighbouring threads' scalar
+//    loads share chunks already, and the selects cost more than the loads
+//    they save), from 16 bytes 1.078x over 105; windows of 1-3 columns
+//    there 0.92-1.00x (a row is one or two chunks either way; the same in
+//    the 150 of seeds 1300-1699 and in the AUTO sweep of seed 61), so from 4
+//    columns: 1.105x over 81, 51 faster by more than 3 %, 8 slower (worst
+//    4354x3x564x14 k5x10 s2x10 bf16 0.74x). Below or near PyTorch before:
+//    2177x147x32x32 k11 s8 bf16 0.83x -> 1.91x PyTorch, 2x174x650x650 k7 s4
+//    f64 0.93x -> 1.33x, 19x839x412x16 k11x6 s4x8 f16 1.00x -> 4.09x,
+//    1x101x1650x1650 k11 s8 f32 0.98x -> 1.58x;
+//  - checked on seeds 1700-2199, not tuned on: the 111 configurations the
+//    rule takes 1.073x faster, 51 by more than 3 %, 10 slower (worst
+//    1x648x44x392 k11 s1x9 bf16 0.83x, still 1.23x PyTorch); the 39 it
+//    leaves 1.000x; below 0.97x PyTorch 2 -> 1.
+constexpr int64_t kChunkRowStrideBytes = 16;
+constexpr int64_t kChunkRowMinWidth = 4;
+constexpr int64_t kChunkRowMaxWidth = 11;
+constexpr int64_t kChunkRowMaxWidthF64 = 8;
+bool chunk_rows(const Problem& q, const DeviceInfo& device, int group) {
+  const int64_t es = q.element_size;
+  return q.layout == AVGPOOL_LAYOUT_NCHW && group == 1 && column_group_size(q, device, group) == 1 &&
+         row_run_size(q, device, group) == 1 && q.sw * es >= kChunkRowStrideBytes && q.kw >= kChunkRowMinWidth &&
+         q.kw <= (es == 8 ? kChunkRowMaxWidthF64 : kChunkRowMaxWidth) && q.src_elements * es % 16 == 0;
+}
+
+template <typename T>
+avgpool_status use_chunk_row_kernel(KernelConfig<DirectArgs>* c, int threads, const DeviceInfo& device,
+                                    Decline* why) {
+  c->vec_align = 16;
+  const GridShape grid{ceil_div(c->args.total, threads), false};
+  auto launch = [&](auto kw_bound) -> avgpool_status {
+    constexpr int KW = decltype(kw_bound)::value;
+    if constexpr (KW == 0 || row_chunks<T, KW>() > kMaxRowChunks) {
+      return decline(why, AVGPOOL_ERROR_INTERNAL, "%s: chunk rows take windows of at most %d columns", kName,
+                     int(kChunkRowMaxWidth));  // chunk_rows keeps them out
+    } else {
+      return use_kernel<DirectArgs, T, chunk_row_kernel<T, KW>>(c, "chunk_row_kernel", threads, 0, grid, device,
+                                                                why);
+    }
+  };
+  return with_width_bound(c->args.kw, launch);
+}
+
 template <typename T, bool NHWC>
 avgpool_status use_direct_kernel(KernelConfig<DirectArgs>* c, bool narrow, int threads, int group, int column_group,
                                  int row_run, const DeviceInfo& device, Decline* why) {
@@ -625,10 +773,11 @@ avgpool_status use_direct_kernel(KernelConfig<DirectArgs>* c, bool narrow, int t
   return with_width_bound(c->args.kw, launch);
 }
 
-// The kernel of the problem for plan configuration c: the pixel packs'
-// kernel when packed, else by the rules above (group: group_size's).
+// The kernel of the problem for plan configuration c: with vectors, the
+// pixel packs' kernel (NHWC) or the chunk rows' (NCHW), else by the rules
+// above (group: group_size's).
 avgpool_status fill(const Problem& q, const DeviceInfo& device, KernelConfig<DirectArgs>* c, bool narrow, int group,
-                    bool packed, Decline* why) {
+                    bool vectors, Decline* why) {
   DirectArgs& a = c->args;
   a.total = q.dst_elements;
   a.c = q.c;
@@ -644,10 +793,11 @@ avgpool_status fill(const Problem& q, const DeviceInfo& device, KernelConfig<Dir
   return dispatch_dtype_cuda(q.dtype, [&](auto zero) -> avgpool_status {
     using T = decltype(zero);
     constexpr int kGroup = int(kGroupBytes / sizeof(T));
-    if constexpr (kGroup >= 2) {
-      if (packed) return use_group_kernel<T, true, kGroup, true>(c, device, why);
-    }
     const int threads = block_threads(q);
+    if (vectors && !nhwc) return use_chunk_row_kernel<T>(c, threads, device, why);
+    if constexpr (kGroup >= 2) {
+      if (vectors) return use_group_kernel<T, true, kGroup, true>(c, device, why);
+    }
     const int column_group = column_group_size(q, device, group);
     const int row_run = row_run_size(q, device, group);
     return nhwc ? use_direct_kernel<T, true>(c, narrow, threads, group, column_group, row_run, device, why)
@@ -658,7 +808,7 @@ avgpool_status fill(const Problem& q, const DeviceInfo& device, KernelConfig<Dir
 avgpool_status init(const Problem& q, const DeviceInfo& device, ConfigPtr* config, Decline* why) {
   const bool narrow = q.src_elements < kNarrowLimit && q.dst_elements < kNarrowLimit;
   const int group = group_size(q, device);
-  if (narrow && nhwc_packed(q, device, group)) {
+  if (narrow && (nhwc_packed(q, device, group) || chunk_rows(q, device, group))) {
     return hand_over_vector_and_scalar<DirectArgs>(q, device, config, [&](KernelConfig<DirectArgs>* c, bool vectors) {
       return fill(q, device, c, narrow, group, vectors, why);
     });

@@ -625,6 +625,25 @@ TEST_CASE("cuda:any_direct on NCHW problems it runs in row runs (every dtype; sh
   check_direct_on_large_shapes("row-run cuda:any_direct runs", shapes, dtypes, 20261205, quick());
 }
 
+TEST_CASE("cuda:any_direct on NCHW problems it runs with window rows from 16-byte chunks (every dtype; NaN/Inf)") {
+  // Column strides of 16 bytes or more (8 f16/bf16 columns, 4 f32, 2 f64)
+  // under windows up to the chunk rows' width bounds (11 columns, 8 in f64;
+  // f64 at 11 runs direct_kernel), no output or column groups. Odd widths
+  // (403, 257, 201) put rows at every offset within a chunk; sources of
+  // whole chunks, and one that is not (7x45x47 f16/bf16: the scalar kernel).
+  // Padding, ceil_mode, exclude-pad, a divisor override; check_impls runs
+  // one call in four on pointers offset by an element (the scalar kernel).
+  // NHWC variants take the other kernels.
+  const Shape shapes[] = {
+      {4, 30, 200, 403, 5, 11, 3, 8, 2, 5, 1, 0},
+      {3, 20, 150, 257, 7, 8, 4, 8, 3, 4, 0, 1},
+      {6, 16, 120, 201, 4, 6, 2, 4, 1, 2, 1, 1, 7},
+      {1, 7, 45, 47, 4, 5, 2, 8, 2, 2, 0, 0},
+  };
+  const avgpool_dtype dtypes[] = {AVGPOOL_DTYPE_F16, AVGPOOL_DTYPE_BF16, AVGPOOL_DTYPE_F32, AVGPOOL_DTYPE_F64};
+  check_direct_on_large_shapes("chunk-row cuda:any_direct runs", shapes, dtypes, 20261206, quick());
+}
+
 TEST_CASE("cuda:any_direct at every window width: each compile-time width bound, clipped windows, the run-time loop") {
   // The kernel's window rows are unrolled to a bound on the width (1, 2, 3,
   // 4, 6, 8, 11; a run-time loop beyond): widths 1-14 in turn, each in both
