@@ -580,7 +580,8 @@ TEST_CASE("AVX2 NHWC short rows: four planes or four output rows side by side, e
       {4, 0, 26, 11, 9, 9, 1, 1, 0, 0, 0},     // rows of 3; planes side by side up to 3 channels
       {2, 0, 200, 20, 9, 9, 4, 4, 4, 4, 0},    // rows of 5, none in fours, large planes: rows side by side
       {7, 0, 40, 20, 9, 9, 4, 4, 4, 4, 0},     // the same on small planes (2 channels: planes side by side)
-      {3, 0, 60, 28, 8, 8, 3, 4, 0, 0, 0},     // rows of 6, four in fours: not taken
+      {3, 0, 60, 28, 8, 8, 3, 4, 0, 0, 0},     // rows of 6, four in fours: not taken; fast numerics up to 9
+                                               // channels without row sums first (short rows, kh > sh)
       {9, 0, 15, 13, 2, 2, 2, 2, 1, 1, 0},     // rows of 7, four in fours: not taken
       {9, 0, 20, 14, 3, 2, 3, 4, 1, 1, 1},     // rows of 4, none in fours; gaps between windows, ceil_mode
   };

@@ -83,6 +83,7 @@ constexpr int64_t kHalfDirectRow = 8;            // and output rows of at least 
 // (fast / pytorch numerics, one thread), against 0.96x for the 39 f16 rows
 // it left alone in the same runs.
 constexpr int64_t kWideLoadBytes = int64_t(24) << 20;
+constexpr int64_t kShortSumRow = 256;            // elements of a row below which NHWC row sums may be skipped (plan_job)
 constexpr int64_t kSpanTarget = 4096;            // elements one block's windows span (<= 16 KiB f32)
 constexpr int64_t kNtBytes = int64_t(32) << 20;  // NHWC outputs streamed from this size on
 constexpr int64_t kUnitTarget = 32768;           // elements of work per parallel unit
@@ -242,8 +243,26 @@ void plan_job(const Problem& q, CpuConfigOf<A>* c) {
   const bool half_short =
       converts && !nchw && q.c < 16 && q.ow >= kHalfDirectRow &&
       (fast ? q.c >= kHalfDirectFast && !j.tall && q.kw <= q.sw : q.c >= kHalfDirectPytorch);
+  // Not for short f32/f64 rows whose windows overlap down the plane (kh >
+  // sh) where the row sums save less than half the adds (counted in 32-byte
+  // vectors, the same rule on every instruction set, so fast numerics keep
+  // one set of bits): each output row's sums are a few short passes over
+  // kh rows, the sh new ones read from memory all at once in the last
+  // pass, and summing each window directly ran faster (2-core AMD EPYC AVX2
+  // VM, 2026-12-04, one thread, best of three alternated, the 26 f32/f64
+  // NHWC rows of sweep seeds 41-43, 46-48, 61-63 with kh > sh and rows of
+  // fewer than 2048 elements, ms: 89x8x1218x28 k8 s3x4 f32 15.9 -> 9.7,
+  // oneDNN 5.4; 62x4x853x21 k8 s3 f64 5.5 -> 4.0; 2085x2x262x21 k9 s5 f64
+  // 20.3 -> 15.5; 1782x3x14x13 k10 s1x10 f64 0.79 -> 0.41; the rows this
+  // leaves alone lost up to 0.5x without their row sums: 130x2x89x89 k8 s3,
+  // 13x36x198x26 k10 s1, rows of 256 elements or more).
+  const int64_t vecs = (q.c * q.element_size + 31) / 32;  // 32-byte vectors of a pixel
+  const int64_t direct_adds = q.ow * q.kh * q.kw * vecs;
+  const int64_t sum_adds = q.kh * ((q.w * q.c * q.element_size + 31) / 32) + q.ow * q.kw * vecs;
+  const bool short_rows_direct = !converts && q.kh > q.sh && q.kw > 1 && q.w * q.c < kShortSumRow &&
+                                 direct_adds < 2 * sum_adds;
   if (!nchw && fast && !j.sep_s1 && (!converts || q.c < 16) && q.kh >= 3 && j.max_rows < kTallRows &&
-      !row_gaps && !half_short)
+      !row_gaps && !half_short && !short_rows_direct)
     j.tall = j.presum = true;
   // Blocks that read f16/bf16 channel vectors directly (Job::half_direct):
   // 16 floats are one vector in every instruction set (simd.inl), and with
