@@ -956,11 +956,11 @@ __attribute__((noinline)) void narrow_wide_each(const Job& jb, const T* const* h
   // Each pixel prefetched 1 KiB ahead (jb.prefetch), except f32/f64 pixels of
   // inputs beyond the caches (Job::prefetch_below), which streamed faster
   // on the hardware prefetcher alone (2-core AMD EPYC AVX2 VM, 2026-12-04,
-  // one thread, best of four alternated, the 36 f32/f64 NHWC rows of 24 MiB
-  // or more of sweep seeds 41-43, 46-48, 61-63 with pixels above four ymm
+  // one thread, best of four alternated, 36 f32/f64 NHWC rows of 24 MiB or
+  // more of sweep seeds 41-43, 46-48, 61-63 with pixels above four ymm
   // vectors: 1.05x / 1.10x fast / pytorch numerics, geomean; 52x104x18x223
-  // k2 s4x2 f32 2.70 -> 2.29 ms, oneDNN 1.93). f16/bf16 keep it (the 32
-  // such rows ran 0.88x without it).
+  // k2 s4x2 f32 2.63 -> 2.01 ms, oneDNN 1.82). f16/bf16 keep it (32 such
+  // rows ran 0.88x without it).
   const bool pf = jb.prefetch && !(same<T, A>::value && jb.prefetch_below);
   for (int64_t ox = ob0; ox < ob1; ++ox) {
     const int64_t b = jb.cols[ox].begin - xa, len = jb.cols[ox].end - jb.cols[ox].begin;
