@@ -115,7 +115,7 @@ avgpool_status run_checked(const Problem& q, const avgpool::Choice& choice, cons
     return set_error(AVGPOOL_ERROR_INVALID_ARGUMENT, "%s (%p, %lld bytes) and %s (%p, %lld bytes) overlap", in_name,
                      in, (long long)(in_elements * q.element_size), out_name, (void*)out,
                      (long long)(out_elements * q.element_size));
-  return avgpool::run_choice(q, choice, in, out, stream);
+  return avgpool::run_choice(choice, in, out, stream);
 }
 
 // The sampled reference values of both directions: checks the arguments

@@ -82,7 +82,7 @@ avgpool_status backward_as_forward_init(avgpool_backend backend_id, const Proble
 avgpool_status backward_as_forward_execute(const Problem&, const Config& config, const void* src, void* dst,
                                            void* stream) {
   const AsForwardConfig& c = static_cast<const AsForwardConfig&>(config);
-  return run_choice(c.forward, c.choice, src, dst, stream);
+  return run_choice(c.choice, src, dst, stream);
 }
 
 }  // namespace avgpool

@@ -9,6 +9,7 @@ namespace avgpool {
 // One direction of a plan: the chosen implementation with its configuration,
 // and the one that runs when the pointers miss the alignment the first needs.
 struct Choice {
+  Problem problem;  // as the implementations see it (auto_view for AUTO choices)
   const Impl* impl = nullptr;
   ConfigPtr config;
   const Impl* fallback = nullptr;
@@ -31,8 +32,12 @@ avgpool_status choose(const Problem& problem, Direction direction, const char* i
 avgpool_status choose_in_backend(const Problem& problem, Direction direction, const Backend& backend,
                                  const DeviceInfo& device, Choice* choice, Decline* why);
 
-// Runs the choice (or its fallback for misaligned pointers).
-avgpool_status run_choice(const Problem& problem, const Choice& choice, const void* src, void* dst,
-                          void* stream);
+// The problem as AUTO hands it to implementations: a forward NHWC problem
+// of one channel is the NCHW problem of the same bytes, and every NCHW
+// implementation then competes for it.
+Problem auto_view(const Problem& problem, Direction direction);
+
+// Runs the choice (or its fallback for misaligned pointers) on its problem.
+avgpool_status run_choice(const Choice& choice, const void* src, void* dst, void* stream);
 
 }  // namespace avgpool

@@ -158,7 +158,8 @@ inline RunResult run_on_device(const avgpool_params& p, const char* impl, const 
                                int repeats = 1) {
   RunResult r;
   avgpool_plan* plan = nullptr;
-  r.status = impl != nullptr ? avgpool_plan_create_with_impl(&p, impl, &plan) : avgpool_plan_create(&p, &plan);
+  // impl NULL or "": AUTO
+  r.status = impl != nullptr && *impl != 0 ? avgpool_plan_create_with_impl(&p, impl, &plan) : avgpool_plan_create(&p, &plan);
   if (r.status != AVGPOOL_SUCCESS) {
     r.message = avgpool_last_error_message();
     return r;

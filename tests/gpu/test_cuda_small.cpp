@@ -190,6 +190,9 @@ TEST_CASE("the CUDA implementations are registered; AUTO follows the measured ch
       {64, 0, 0, AVGPOOL_NUMERICS_FAST, "cuda:any_window_split", 64, f32, 64, nhwc},
       {64, 0, 0, AVGPOOL_NUMERICS_PYTORCH, "cuda:nhwc_column_walk", 64, AVGPOOL_DTYPE_BF16, 64, nhwc},
       {64, 0, 0, AVGPOOL_NUMERICS_PYTORCH, "cuda:any_window_split", 64, AVGPOOL_DTYPE_BF16, 3, nhwc},
+      // NHWC of one channel: the NCHW problem of the same bytes
+      {11, 0, 0, AVGPOOL_NUMERICS_FAST, "cuda:nchw_row_stream", 2048, f32, 1, nhwc, 192},
+      {3, 1, 1, AVGPOOL_NUMERICS_FAST, "cuda:nchw_vec_column_walk", 64, f32, 1, nhwc, 6},
   };
   // Without the bulk-copy implementations (below sm_90, e.g. under
   // AVGPOOL_CUDA_TREAT_AS_SM=80) AUTO goes on down policy.cu's order: NHWC to
@@ -665,6 +668,48 @@ TEST_CASE("cuda:any_direct at every window width: each compile-time width bound,
     p->c = 1 + (int64_t)(rng() % 5);
   });
   CHECK(runs["cuda:any_direct"] >= count);
+}
+
+TEST_CASE("AUTO runs a one-channel NHWC forward as the NCHW problem of the same bytes; forcing keeps NHWC") {
+  // Random one-channel NHWC problems in every dtype and numerics: AUTO
+  // picks what it picks for the NCHW problem, and its output (one call in
+  // four on pointers offset by an element: the view's fallback) agrees with
+  // the reference; the NHWC implementations forced by name still take the
+  // problem as NHWC.
+  std::mt19937_64 rng(20261207);
+  const int count = quick() ? 16 : 64;
+  std::map<std::string, int> runs;
+  for (int i = 0; i < count; ++i) {
+    avgpool_params p = random_params(rng);
+    p.c = 1;
+    p.layout = AVGPOOL_LAYOUT_NHWC;
+    p.dtype = (avgpool_dtype)(i % 4);
+    p.numerics = (avgpool_numerics)(i / 4 % 2);
+    int64_t sn = 0, dn = 0;
+    if (!element_counts(p, &sn, &dn)) continue;
+    avgpool_params as_nchw = p;
+    as_nchw.layout = AVGPOOL_LAYOUT_NCHW;
+    avgpool_plan *plan = nullptr, *nchw_plan = nullptr;
+    REQUIRE(avgpool_plan_create(&p, &plan) == AVGPOOL_SUCCESS);
+    REQUIRE(avgpool_plan_create(&as_nchw, &nchw_plan) == AVGPOOL_SUCCESS);
+    const char *name = nullptr, *nchw_name = nullptr;
+    avgpool_plan_impl_name(plan, &name);
+    avgpool_plan_impl_name(nchw_plan, &nchw_name);
+    INFO(describe(p));
+    CHECK(std::string(name) == std::string(nchw_name));
+    avgpool_plan_destroy(plan);
+    avgpool_plan_destroy(nchw_plan);
+    std::vector<char> src = random_src(p, rng, -2.0, 2.0);
+    if (i % 4 == 3) sprinkle_specials(p.dtype, src.data(), sn, 0.01, rng);
+    check_impls(p, src.data(), {std::string()}, &runs, rng, i % 8 == 0);
+  }
+  print_runs("one-channel NHWC AUTO runs", runs);
+  CHECK(runs[""] == count);
+  avgpool_params p = avgpool_support::shape_params(2, 1, 40, 40, 3, 3, 1, 1, 1, 1, 0);
+  p.layout = AVGPOOL_LAYOUT_NHWC;
+  CHECK(avgpool_impl_accepts("cuda:nhwc_tiled", &p) == AVGPOOL_SUCCESS);
+  p.layout = AVGPOOL_LAYOUT_NCHW;
+  CHECK(avgpool_impl_accepts("cuda:nhwc_tiled", &p) != AVGPOOL_SUCCESS);
 }
 
 TEST_CASE("cuda:any_pointwise: windows of one element at stride 1 (every dtype and layout, divisors, -0, NaN/Inf)") {
