@@ -256,9 +256,12 @@ void plan_job(const Problem& q, CpuConfigOf<A>* c) {
   // 20.3 -> 15.5; 1782x3x14x13 k10 s1x10 f64 0.79 -> 0.41; the rows this
   // leaves alone lost up to 0.5x without their row sums: 130x2x89x89 k8 s3,
   // 13x36x198x26 k10 s1, rows of 256 elements or more).
-  const int64_t vecs = (q.c * q.element_size + 31) / 32;  // 32-byte vectors of a pixel
-  const int64_t direct_adds = q.ow * q.kh * q.kw * vecs;
-  const int64_t sum_adds = q.kh * ((q.w * q.c * q.element_size + 31) / 32) + q.ow * q.kw * vecs;
+  // Counted in double: a window as tall as a huge plane makes the int64
+  // products overflow.
+  const double vecs = (double)((q.c * q.element_size + 31) / 32);  // 32-byte vectors of a pixel
+  const double direct_adds = (double)q.ow * (double)q.kh * (double)q.kw * vecs;
+  const double sum_adds =
+      (double)q.kh * (double)((q.w * q.c * q.element_size + 31) / 32) + (double)q.ow * (double)q.kw * vecs;
   const bool short_rows_direct = !converts && q.kh > q.sh && q.kw > 1 && q.w * q.c < kShortSumRow &&
                                  direct_adds < 2 * sum_adds;
   if (!nchw && fast && !j.sep_s1 && (!converts || q.c < 16) && q.kh >= 3 && j.max_rows < kTallRows &&
