@@ -13,7 +13,9 @@
 // Indices are 32-bit when both tensors have fewer than 2^31 elements, and
 // the flat output index is decoded by multiply-high dividers fixed at plan
 // creation (int_divider.h): on small windows the decode is most of the work
-// (PyTorch's kernel divides at run time). 64-bit indices otherwise.
+// (PyTorch's kernel divides at run time). Larger tensors run in batches
+// of planes or images that fit (BatchesConfig); 64-bit indices only for an
+// NHWC image of 2^31 elements or more.
 //
 // The 32-bit kernel is held to 32 registers (NCHW f64 and the column groups
 // below: 40; f64 column groups: 64), so that 2048 threads (the SM's
@@ -32,6 +34,8 @@
 // sweeps of seeds 37-40 (H200, 2026-12-02, the library before and after in
 // the same device calls): 1.16x faster on the 346 configurations it runs,
 // 1.61x -> 1.83x PyTorch over all 400 in fast numerics.
+#include <algorithm>
+#include <memory>
 #include <type_traits>
 
 #include "common.cuh"
@@ -805,8 +809,10 @@ avgpool_status fill(const Problem& q, const DeviceInfo& device, KernelConfig<Dir
   });
 }
 
-avgpool_status init(const Problem& q, const DeviceInfo& device, ConfigPtr* config, Decline* why) {
-  const bool narrow = q.src_elements < kNarrowLimit && q.dst_elements < kNarrowLimit;
+bool fits_narrow(const Problem& q) { return q.src_elements < kNarrowLimit && q.dst_elements < kNarrowLimit; }
+
+avgpool_status init_one_launch(const Problem& q, const DeviceInfo& device, ConfigPtr* config, Decline* why) {
+  const bool narrow = fits_narrow(q);
   const int group = group_size(q, device);
   if (narrow && (nhwc_packed(q, device, group) || chunk_rows(q, device, group))) {
     return hand_over_vector_and_scalar<DirectArgs>(q, device, config, [&](KernelConfig<DirectArgs>* c, bool vectors) {
@@ -816,6 +822,66 @@ avgpool_status init(const Problem& q, const DeviceInfo& device, ConfigPtr* confi
   auto c = new_config<DirectArgs>(q, device);
   const avgpool_status s = fill(q, device, c.get(), narrow, group, false, why);
   return hand_over(s, std::move(c), config);
+}
+
+// Tensors of 2^31 elements or more run the 32-bit kernels over batches of
+// planes (NCHW) or images (NHWC) that each fit them, one launch a batch;
+// only an NHWC image too large by itself takes direct_kernel_wide, which
+// has none of their groups, runs and chunks. H200, 2026-12-04, device time,
+// f16, k11 s11 on batches of 64x2048x2048 planes: the wide kernel took 1.288
+// ms for 8 of them against 0.503 for 4 on the 32-bit one (2.6x the time per
+// element), and 1x3008x1176x1176 k9 s9 bf16 ran 0.79x PyTorch.
+struct BatchesConfig : CudaConfig {
+  int64_t units = 0, per_launch = 0;  // planes (NCHW) or images (NHWC)
+  int64_t src_unit_bytes = 0, dst_unit_bytes = 0;
+  ConfigPtr full, last;  // per_launch units, and the rest (none when per_launch divides units)
+};
+
+avgpool_status launch_batches(const CudaConfig& config, const void* src, void* dst, cudaStream_t stream) {
+  const BatchesConfig& b = static_cast<const BatchesConfig&>(config);
+  for (int64_t u = 0; u < b.units; u += b.per_launch) {
+    const Config& part = b.units - u >= b.per_launch ? *b.full : *b.last;
+    const void* part_src = static_cast<const char*>(src) + u * b.src_unit_bytes;
+    void* part_dst = static_cast<char*>(dst) + u * b.dst_unit_bytes;
+    const CudaConfig& run = config_for_pointers(static_cast<const CudaConfig&>(part), part_src, part_dst);
+    const avgpool_status s = run.launch(run, part_src, part_dst, stream);
+    if (s != AVGPOOL_SUCCESS) return s;
+  }
+  return AVGPOOL_SUCCESS;
+}
+
+// q restricted to its first `units` planes (NCHW, as that many one-channel
+// images) or images (NHWC).
+Problem first_units(const Problem& q, int64_t units) {
+  Problem part = q;
+  if (q.layout == AVGPOOL_LAYOUT_NCHW) part.c = 1;
+  part.n = units;
+  part.src_elements = part.n * part.c * part.h * part.w;
+  part.dst_elements = part.n * part.c * part.oh * part.ow;
+  return part;
+}
+
+avgpool_status init(const Problem& q, const DeviceInfo& device, ConfigPtr* config, Decline* why) {
+  if (fits_narrow(q)) return init_one_launch(q, device, config, why);
+  const bool nchw = q.layout == AVGPOOL_LAYOUT_NCHW;
+  const int64_t units = nchw ? q.planes() : q.n;
+  const int64_t per_plane = std::max(q.h * q.w, q.oh * q.ow);
+  const int64_t per_launch = (kNarrowLimit - 1) / (nchw ? per_plane : per_plane * q.c);
+  if (per_launch == 0) return init_one_launch(q, device, config, why);
+  auto b = std::make_unique<BatchesConfig>();
+  b->device = device.ordinal;
+  b->units = units;
+  b->per_launch = per_launch;
+  b->src_unit_bytes = (nchw ? 1 : q.c) * q.h * q.w * q.element_size;
+  b->dst_unit_bytes = (nchw ? 1 : q.c) * q.oh * q.ow * q.element_size;
+  avgpool_status s = init_one_launch(first_units(q, per_launch), device, &b->full, why);
+  if (s == AVGPOOL_SUCCESS && units % per_launch != 0)
+    s = init_one_launch(first_units(q, units % per_launch), device, &b->last, why);
+  if (s != AVGPOOL_SUCCESS) return s;
+  b->kernel_name = static_cast<const CudaConfig&>(*b->full).kernel_name;
+  b->launch = launch_batches;
+  *config = std::move(b);
+  return AVGPOOL_SUCCESS;
 }
 
 }  // namespace

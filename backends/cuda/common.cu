@@ -285,6 +285,11 @@ avgpool_status set_kernel_attributes(const void* kernel, int threads, int64_t sm
   return AVGPOOL_SUCCESS;
 }
 
+const CudaConfig& config_for_pointers(const CudaConfig& c, const void* src, const void* dst) {
+  const bool vec_ok = (uintptr_t)src % (uintptr_t)c.vec_align == 0 && (uintptr_t)dst % (uintptr_t)c.vec_align == 0;
+  return vec_ok || c.unaligned == nullptr ? c : *c.unaligned;
+}
+
 avgpool_status execute_config(const Problem&, const Config& config, const void* src, void* dst, void* stream) {
   const CudaConfig& c = static_cast<const CudaConfig&>(config);
   DeviceScope scope(c.device);
@@ -298,8 +303,7 @@ avgpool_status execute_config(const Problem&, const Config& config, const void* 
       (s = check_pointer("dst", dst, c.device)) != AVGPOOL_SUCCESS ||
       (s = check_stream((cudaStream_t)stream, c.device)) != AVGPOOL_SUCCESS)
     return s;
-  const bool vec_ok = (uintptr_t)src % (uintptr_t)c.vec_align == 0 && (uintptr_t)dst % (uintptr_t)c.vec_align == 0;
-  const CudaConfig& run = vec_ok || c.unaligned == nullptr ? c : *c.unaligned;
+  const CudaConfig& run = config_for_pointers(c, src, dst);
   return run.launch(run, src, dst, (cudaStream_t)stream);
 }
 

@@ -165,6 +165,10 @@ template <class Args> struct KernelConfig : CudaConfig {
   Args args;
 };
 
+// The configuration that runs src and dst: c, or its scalar variant where
+// the pointers are not aligned to c.vec_align.
+const CudaConfig& config_for_pointers(const CudaConfig& c, const void* src, const void* dst);
+
 // The execute of every CUDA implementation: src and dst must be memory of
 // the plan's device (or managed), a non-default stream must belong to it;
 // the launch runs with the plan's device current and restores the caller's.

@@ -48,6 +48,11 @@ int64_t nchw_row_stream_units(const Problem& problem);
 // of pixels of few 16-byte groups leave most of them idle.
 double nhwc_tile_stream_busy_consumers(const Problem& problem);
 
+// Whether cuda:nhwc_column_walk walks problem's columns with a ring of row
+// sums (fast numerics, its square windows and strides); elsewhere it runs
+// one thread per output pixel and channel group.
+bool nhwc_column_walk_walks(const Problem& problem);
+
 // Inputs one tile of cuda:any_window_tiles holds (g_h x g_w, g = gcd of
 // kernel and stride per axis, the kernel along an axis of one output).
 int64_t any_window_tiles_tile_inputs(const Problem& problem);

@@ -361,4 +361,6 @@ avgpool_status init(const Problem& q, const DeviceInfo& device, ConfigPtr* confi
 
 const Impl kNhwcColumnWalkImpl = cuda_impl(kName, Direction::kForward, init);
 
+bool nhwc_column_walk_walks(const Problem& q) { return column_walk(q); }
+
 }  // namespace avgpool::cuda

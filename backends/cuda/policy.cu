@@ -26,59 +26,34 @@ constexpr int64_t kTiledThreads = 256;
 bool half_type(const Problem& q) { return q.element_size == 2; }
 bool fast(const Problem& q) { return q.numerics == AVGPOOL_NUMERICS_FAST; }
 
-// cuda:nchw_row_stream wants wide output rows (>= 128 outputs, so most of its
-// consumer warps work), and either
-//  - stride >= kernel along both axes: seed 3.955 ms against 4.040 on
-//    cuda:nchw_row_bulk; f16/bf16 pytorch numerics 2.02 against 2.14. Not
-//    where only the rows do not overlap: each consumer then sums every
-//    input kw / sw times from shared memory, and forced (H200, 2026-12-01
-//    and -02, device time) it ran 1.6-2.7x the time of the fastest kernel
-//    on all 4 such configurations (393x9x200x200 k8 s10x1 f32 0.975 ms
-//    against 0.366 on cuda:any_direct, 0.52x PyTorch; 1x2x1400x1400 k9
-//    s9x2, 4x26x1423x926 k6 s6x1 f64, 6x49x912x1984 k4 s4x3 f16);
-//  - or large overlapping windows that feed at most 3 output rows per input
-//    row: k11 s4 on 1024x1024 planes 1.36 ms against 2.22 on
-//    cuda:nchw_row_bulk (pytorch numerics 1.56 against 3.98). Not 5x5 at
-//    stride 1 (3.86 against 1.93 on cuda:nchw_tiled), nor the small windows
-//    the column walks take.
-// In the stride >= kernel case only where a window row is at least 16
-// bytes (kw * element size): forced (H200, 2026-12-02, device time) its
-// consumers were 1.09-2.38x cuda:any_direct's time on all 9 random
-// configurations with window rows of 6-14 bytes, all f16/bf16 (14x6x1232x1232
-// k8x7 s8x7 f16 0.174 ms against 0.075, 0.49x PyTorch; 4x64x2048x2048 k8x7
-// bf16 1.29 against 0.60; 165x3x1119x2048 k2x7 f16 2.38x), while from 16
-// bytes it kept up or led: the f16 and bf16 seed (22 bytes) 1.98 ms against
-// 2.55 on cuda:any_direct and 2.01 on cuda:nchw_stride_eq, f64 windows of
-// 32-88 bytes 0.88-1.00x direct's time, f32 k6 (24 bytes) 1.06x. Checked
-// on 20 random configurations the row stream takes by the other
-// conditions, not tuned on: the 9 with window rows under 16 bytes went to
-// cuda:any_direct, 1.91x faster in geomean, none slower, below 0.97x
-// PyTorch 7 -> 0, both numerics. And there only on output rows of at most
-// kRowStreamOneColumn outputs, one column per consumer thread: beyond, the
-// threads that own a second column (tid + 256) take twice the others'
-// work, and the block's 72 registers leave two blocks per SM instead of
-// three. Forced, no configuration of more than 256 outputs a row ran
-// faster on it than on cuda:any_direct (ratios 1.00-1.52 with window rows
-// of 16 bytes or more: 15x16x651x1952 k10x6 f32 1.36, 1x15x717x1992 k3x7
-// f32 1.52, 1x16x2048x1606 k9x4 f64 1.13); on 16 random such
-// configurations not tuned on, direct was 1.08x faster in geomean (worst
-// 0.98x), below 0.97x PyTorch 6 -> 0 (fast) and 7 -> 0 (pytorch numerics).
-// The configurations and times of all three: bench/gpu/results/
-// h200-2026-12-02-row-stream-window-rows.json.
-// Not 2x2 windows at any width (1x1x1230x1832 k2 s2 f16: 0.033 ms against
-// 0.005 on cuda:nchw_column_walk), nor problems of fewer than
-// kRowStreamUnitsPerSm work units per SM for its persistent grid of three
-// blocks per SM (1x2x2028x384 k10x2 s4x2 f16, 36 units: 0.15x PyTorch;
-// 1x1x1256x1256 k7x2 s7x2 f64, 179 units: 0.66x; H200, 2026-12-01, device
-// time).
+// cuda:nchw_row_stream for large overlapping windows that feed at most 3
+// output rows per input row, on wide output rows (>= 128 outputs, so most
+// of its consumer warps work): k11 s4 on 1024x1024 planes 1.36 ms against
+// 2.22 on cuda:nchw_row_bulk (pytorch numerics 1.56 against 3.98). Not 5x5
+// at stride 1 (3.86 against 1.93 on cuda:nchw_tiled), nor the small windows
+// the column walks take, nor 2x2 windows at any width (1x1x1230x1832 k2 s2
+// f16: 0.033 ms against 0.005 on cuda:nchw_column_walk), nor problems of
+// fewer than kRowStreamUnitsPerSm work units per SM for its persistent grid
+// of three blocks per SM (1x2x2028x384 k10x2 s4x2 f16, 36 units: 0.15x
+// PyTorch; H200, 2026-12-01, device time).
+// Not windows that do not overlap (stride >= kernel), which it took on
+// window rows of 16 bytes or more until cuda:any_direct ran tensors of
+// 2^31 elements or more in 32-bit batches: forced on the 43 such
+// configurations AUTO gave it among seeds 2000-3400 of the sweep generator
+// (H200, 2026-12-04, device time, best of two, inputs up to 2 GB), direct
+// was 1.17x faster in geomean, faster on 36, below 0.97x PyTorch 15 -> 0
+// (7x213x53x1512 k10 s10 f16 0.40x -> 1.17x, 1x188x1176x1176 k9 s9 bf16
+// 0.75x -> 1.14x); the stream led on 7, all f64 window rows of 72-88 bytes,
+// by 0.5-18 % (1x653x94x1556 k11 s11 f64 1.18x, 5x2x1810x1810 k10 s10 f64
+// 1.15x), a class too small here to earn a rule of its own. On the
+// seed's 16x64x2048x2048 k11 s11 the two are level in f16 and bf16 (2.016
+// ms against 2.014) and within 1 % in f32; beyond 2^31 elements before the
+// batches, direct took 1.29 ms against 1.01 on 8x64x2048x2048 f16 (bench/
+// gpu/results/h200-2026-12-04-row-stream-non-overlapping-forced.json).
 constexpr int64_t kRowStreamUnitsPerSm = 6;
-constexpr int64_t kRowStreamWindowRowBytes = 16;
-constexpr int64_t kRowStreamOneColumn = 256;
 bool row_stream_wanted(const Problem& q, const DeviceInfo& device) {
-  if (q.ow < 128 || q.kh * q.kw <= 4) return false;
+  if (q.ow < 128 || q.kh * q.kw <= 4 || q.kh <= q.sh) return false;
   if (nchw_row_stream_units(q) < kRowStreamUnitsPerSm * device.sms) return false;
-  if (q.kh <= q.sh)
-    return q.kw <= q.sw && q.kw * q.element_size >= kRowStreamWindowRowBytes && q.ow <= kRowStreamOneColumn;
   return ceil_div(q.kh, q.sh) <= 3 && q.kh >= 8;
 }
 
@@ -609,6 +584,21 @@ size_t auto_order(const Problem& q, const DeviceInfo& device, Direction directio
       if (tile_stream_starved(q)) add(&kAnyDirectImpl);
       add(&kNhwcTileStreamImpl);
     }
+    // Where cuda:nhwc_column_walk does not walk (pytorch numerics, windows
+    // other than its own), it runs a thread per output pixel and 16-byte
+    // channel group with 64-bit index math; cuda:any_direct first there.
+    // Forced on the configurations AUTO gave it (H200, 2026-12-04, device
+    // time, best of two): seeds 2000-2400, 44 in fast numerics, direct
+    // 1.07x faster in geomean, below 0.97x PyTorch 2 -> 0; checked on seeds
+    // 2401-2800, not tuned on, 41: 1.11x, 1.62x -> 1.80x PyTorch, below
+    // 0.97x 1 -> 0, slower on 15 (worst 0.73x, 3x152x180x531 k11 s10 f16,
+    // still 1.81x PyTorch); pytorch numerics, 50 of seeds 2000-2800: 1.02x,
+    // below 0.97x 3 -> 0 (27x872x26x26 k11 s11 f32 0.80x -> 1.34x), slower on
+    // 22 (worst 0.66x, 1x208x364x165 k7 s6 f32, 1.93x PyTorch). Bounds by
+    // input size or output rows (the walk's losses were mostly under 32 MB
+    // or of few output rows) did worse on the seeds not tuned on (bench/gpu/
+    // results/h200-2026-12-04-nhwc-column-walk-not-walking-forced.json).
+    if (!nhwc_column_walk_walks(q)) add(&kAnyDirectImpl);
     add(&kNhwcColumnWalkImpl);
   }
   add(&kAnyDirectImpl);  // anything: one thread per output

@@ -2,8 +2,8 @@
 // 16x64x2048x2048 f32 k11 s11 (17.2 GB in) against the reference on sampled
 // outputs plus complete first and last planes, in both numerics; and an
 // output of more than 2^31 elements (kernel 1 on a 2^31+ element input) on
-// every CUDA implementation; and ceil mode + padding at the far end of a
-// > 2^31-element input.
+// every CUDA implementation; ceil mode + padding at the far end of a
+// > 2^31-element input; and cuda:any_direct's batches beyond 2^31 elements.
 #if defined(AVGPOOL_WITH_CUDA)  // the whole file: without CUDA main() skips
 
 #include <doctest/doctest.h>
@@ -64,9 +64,8 @@ TEST_CASE("seed case 16x64x2048x2048 f32 k11 s11: sampled outputs and first/last
     REQUIRE(avgpool_plan_create(&p, &plan) == AVGPOOL_SUCCESS);
     const char* name = nullptr;
     avgpool_plan_impl_name(plan, &name);
-    // Below sm_90 (AVGPOOL_CUDA_TREAT_AS_SM=80, say) stride == kernel goes to
-    // the portable cuda:nchw_stride_eq.
-    CHECK(std::string(name) == (bulk_copy_expected() ? "cuda:nchw_row_stream" : "cuda:nchw_stride_eq"));
+    // cuda:any_direct, in batches of planes that fit 32-bit indices.
+    CHECK(std::string(name) == "cuda:any_direct");
     // guard band after dst
     CUDA_OK(cudaMemset(dst.p, kPoisonByte, (size_t)(planes * oplane * 4) + 4096));
     REQUIRE(avgpool_plan_execute(plan, src.p, dst.p, nullptr) == AVGPOOL_SUCCESS);
@@ -220,6 +219,63 @@ TEST_CASE("ceil_mode + padding at the far end of a > 2^31-element input, every C
                numerics ? "pytorch" : "fast", idx.size(), (long long)bad);
         avgpool_plan_destroy(plan);
       }
+    }
+  }
+}
+
+TEST_CASE("cuda:any_direct beyond 2^31 elements: batches of planes (NCHW) or images (NHWC), and the rest") {
+  // NCHW: 5 planes of 20000 x 22001 (2.2e9 elements) run as 4 planes and 1;
+  // NHWC: 3 images of 13001 x 14000 x 4 channels as 2 images and 1. f16
+  // small integers (both numerics exact up to the final rounding), a window
+  // with padding and ceil mode; every unit's first and last output rows in
+  // full and 20000 random outputs, bitwise against the reference.
+  for (avgpool_layout layout : {AVGPOOL_LAYOUT_NCHW, AVGPOOL_LAYOUT_NHWC}) {
+    avgpool_params p;
+    avgpool_params_init(&p);
+    const bool nchw = layout == AVGPOOL_LAYOUT_NCHW;
+    p.n = nchw ? 1 : 3;
+    p.c = nchw ? 5 : 4;
+    p.h = nchw ? 20000 : 13001;
+    p.w = nchw ? 22001 : 14000;
+    p.kernel_h = 5; p.kernel_w = 3;
+    p.stride_h = 2; p.stride_w = 3;
+    p.padding_h = 2; p.padding_w = 1;
+    p.ceil_mode = 1;
+    p.dtype = AVGPOOL_DTYPE_F16;
+    p.layout = layout;
+    const int64_t total = p.n * p.c * p.h * p.w;
+    REQUIRE(total > (int64_t(1) << 31));
+    std::vector<uint16_t> host((size_t)total);
+    fill_small_ints(AVGPOOL_DTYPE_F16, host.data(), total, 31, 8);
+    DeviceMem src((size_t)(total * 2)), dst((size_t)(total * 2));
+    if (src.p == nullptr || dst.p == nullptr) {
+      MESSAGE("skipped: not enough device memory");
+      return;
+    }
+    CUDA_OK(cudaMemcpy(src.p, host.data(), (size_t)(total * 2), cudaMemcpyHostToDevice));
+    for (avgpool_numerics numerics : {AVGPOOL_NUMERICS_FAST, AVGPOOL_NUMERICS_PYTORCH}) {
+      p.numerics = numerics;
+      avgpool_plan* plan = nullptr;
+      REQUIRE(avgpool_plan_create_with_impl(&p, "cuda:any_direct", &plan) == AVGPOOL_SUCCESS);
+      int64_t dims[4], src_n, dst_n;
+      avgpool_plan_output_dims(plan, dims);
+      avgpool_plan_sizes(plan, &src_n, &dst_n);
+      CUDA_OK(cudaMemset(dst.p, kPoisonByte, (size_t)(dst_n * 2)));
+      REQUIRE(avgpool_plan_execute(plan, src.p, dst.p, nullptr) == AVGPOOL_SUCCESS);
+      CUDA_OK(cudaDeviceSynchronize());
+      std::vector<uint16_t> out((size_t)dst_n);
+      CUDA_OK(cudaMemcpy(out.data(), dst.p, (size_t)(dst_n * 2), cudaMemcpyDeviceToHost));
+      std::vector<int64_t> idx;
+      for (int64_t n = 0; n < dims[0]; ++n)
+        for (int64_t c = 0; c < dims[1]; ++c)
+          for (int64_t y : {int64_t(0), dims[2] - 1})
+            for (int64_t x = 0; x < dims[3]; ++x) idx.push_back(dense_index(layout, dims, n, c, y, x));
+      append_random_indices(&idx, 20000, dst_n, 12);
+      const int64_t bad = count_sampled_mismatches(plan, host.data(), out.data(), AVGPOOL_DTYPE_F16, idx, 0.0);
+      CHECK_MESSAGE(bad == 0, (nchw ? "nchw " : "nhwc ") << (numerics ? "pytorch" : "fast"));
+      printf("cuda:any_direct in batches, %lld inputs, %s %s: %zu outputs checked, %lld bad\n", (long long)total,
+             nchw ? "nchw" : "nhwc", numerics ? "pytorch" : "fast", idx.size(), (long long)bad);
+      avgpool_plan_destroy(plan);
     }
   }
 }

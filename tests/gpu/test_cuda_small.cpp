@@ -131,17 +131,11 @@ TEST_CASE("the CUDA implementations are registered; AUTO follows the measured ch
       {20, 19, 0, AVGPOOL_NUMERICS_FAST, "cuda:nchw_row_bulk", 40},   // 6 outputs a plane of 400-input windows, few planes
       {20, 19, 0, AVGPOOL_NUMERICS_FAST, "cuda:any_direct", 40, f32, 4096},  // ... and many planes: a block per SM
       {7, 2, 0, AVGPOOL_NUMERICS_FAST, "cuda:nchw_row_bulk", 7, f32, 4096, AVGPOOL_LAYOUT_NCHW, 16, 7},  // global 7x7 stays staged
-      // wide rows, stride == kernel: the seed's shape of row
-      {11, 0, 0, AVGPOOL_NUMERICS_FAST, "cuda:nchw_row_stream", 2048, f32, 3, AVGPOOL_LAYOUT_NCHW, 64},
-      {11, 0, 0, AVGPOOL_NUMERICS_PYTORCH, "cuda:nchw_row_stream", 2048, f32, 3, AVGPOOL_LAYOUT_NCHW, 64},
-      {11, 0, 0, AVGPOOL_NUMERICS_PYTORCH, "cuda:nchw_row_stream", 2048, AVGPOOL_DTYPE_F16, 3, AVGPOOL_LAYOUT_NCHW,
-       128},
-      {11, 0, 0, AVGPOOL_NUMERICS_FAST, "cuda:nchw_row_stream", 2048, AVGPOOL_DTYPE_BF16, 3, AVGPOOL_LAYOUT_NCHW,
-       128},
-      {11, 0, 0, AVGPOOL_NUMERICS_FAST, "cuda:any_direct", 2048},  // too few work units for the stream
-      {7, 0, 0, AVGPOOL_NUMERICS_FAST, "cuda:any_direct", 1792, AVGPOOL_DTYPE_BF16, 3, AVGPOOL_LAYOUT_NCHW,
-       256},  // window rows of 14 bytes
-      {11, 0, 0, AVGPOOL_NUMERICS_FAST, "cuda:any_direct", 4096, f32, 3, AVGPOOL_LAYOUT_NCHW, 64},  // ow 372 > 256
+      // wide rows, stride == kernel (windows that do not overlap): direct,
+      // the seed's shape of row included
+      {11, 0, 0, AVGPOOL_NUMERICS_FAST, "cuda:any_direct", 2048, f32, 3, AVGPOOL_LAYOUT_NCHW, 64},
+      {11, 0, 0, AVGPOOL_NUMERICS_PYTORCH, "cuda:any_direct", 2048, AVGPOOL_DTYPE_F16, 3, AVGPOOL_LAYOUT_NCHW, 128},
+      {11, 0, 0, AVGPOOL_NUMERICS_FAST, "cuda:any_direct", 2048, AVGPOOL_DTYPE_BF16, 3, AVGPOOL_LAYOUT_NCHW, 128},
       {11, 0, 0, AVGPOOL_NUMERICS_FAST, "cuda:any_direct", 96, AVGPOOL_DTYPE_F16},  // narrow half rows
       {11, 0, 0, AVGPOOL_NUMERICS_FAST, "cuda:any_direct", 1024, AVGPOOL_DTYPE_F16},  // wide half rows, ow < 128
       {3, 4, 0, AVGPOOL_NUMERICS_FAST, "cuda:any_direct"},       // gaps between windows
@@ -180,7 +174,7 @@ TEST_CASE("the CUDA implementations are registered; AUTO follows the measured ch
       {3, 3, 0, AVGPOOL_NUMERICS_FAST, "cuda:any_direct", 64, f32, 4, nhwc},     // no overlap along rows
       {3, 2, 1, AVGPOOL_NUMERICS_FAST, "cuda:any_direct", 64, AVGPOOL_DTYPE_F64, 64, nhwc},  // strided f64
       {11, 0, 0, AVGPOOL_NUMERICS_FAST, "cuda:any_direct", 20, f32, 64, nhwc},  // windows over 47 % of the input
-      {11, 0, 0, AVGPOOL_NUMERICS_FAST, "cuda:nhwc_column_walk", 2048, f32, 64, nhwc}, // a tile's rows too wide
+      {11, 0, 0, AVGPOOL_NUMERICS_FAST, "cuda:any_direct", 2048, f32, 64, nhwc},  // a tile's rows too wide, no walk
       // windows of 512 inputs or more: split over threads, or staged for one chain
       {64, 0, 0, AVGPOOL_NUMERICS_FAST, "cuda:nchw_window_team"},
       {64, 0, 0, AVGPOOL_NUMERICS_PYTORCH, "cuda:nchw_window_chain"},
@@ -191,18 +185,28 @@ TEST_CASE("the CUDA implementations are registered; AUTO follows the measured ch
       {64, 0, 0, AVGPOOL_NUMERICS_PYTORCH, "cuda:nhwc_column_walk", 64, AVGPOOL_DTYPE_BF16, 64, nhwc},
       {64, 0, 0, AVGPOOL_NUMERICS_PYTORCH, "cuda:any_window_split", 64, AVGPOOL_DTYPE_BF16, 3, nhwc},
       // NHWC of one channel: the NCHW problem of the same bytes
-      {11, 0, 0, AVGPOOL_NUMERICS_FAST, "cuda:nchw_row_stream", 2048, f32, 1, nhwc, 192},
+      {11, 4, 0, AVGPOOL_NUMERICS_FAST, "cuda:nchw_row_stream", 1024, f32, 1, nhwc, 768},
       {3, 1, 1, AVGPOOL_NUMERICS_FAST, "cuda:nchw_vec_column_walk", 64, f32, 1, nhwc, 6},
   };
   // Without the bulk-copy implementations (below sm_90, e.g. under
   // AVGPOOL_CUDA_TREAT_AS_SM=80) AUTO goes on down policy.cu's order: NHWC to
-  // cuda:nhwc_column_walk; these NCHW shapes to cuda:any_direct, which comes
-  // before the remaining staging kernels for them.
+  // cuda:nhwc_column_walk where it walks, else cuda:any_direct; these NCHW
+  // shapes to cuda:any_direct, which comes before the remaining staging
+  // kernels for them.
   const bool bulk = bulk_copy_expected();
+  // Where cuda:nhwc_column_walk walks columns (fast numerics, square 3, 5
+  // or 7 at stride 1 or 2, 11 at stride 4 in 4- and 8-byte types);
+  // elsewhere cuda:any_direct comes before it.
+  auto walks = [&](const Want& w) {
+    const int s = w.s ? w.s : w.k;
+    if (w.num != AVGPOOL_NUMERICS_FAST || w.sw) return false;
+    if (w.k == 11) return s == 4 && w.dtype != AVGPOOL_DTYPE_F16 && w.dtype != AVGPOOL_DTYPE_BF16;
+    return (w.k == 3 || w.k == 5 || w.k == 7) && (s == 1 || s == 2);
+  };
   auto expected = [&](const Want& w) -> std::string {
     if (bulk || !is_bulk_copy_impl(w.impl)) return w.impl;
     if (w.k * w.k >= 512) return "cuda:nchw_window_chain";  // large windows: the staged chain next
-    if (w.layout == nhwc) return "cuda:nhwc_column_walk";
+    if (w.layout == nhwc) return walks(w) ? "cuda:nhwc_column_walk" : "cuda:any_direct";
     return "cuda:any_direct";
   };
   for (const Want& w : wants) {
