@@ -591,10 +591,11 @@ size_t auto_order(const Problem& q, const DeviceInfo& device, Direction directio
     // time, best of two): seeds 2000-2400, 44 in fast numerics, direct
     // 1.07x faster in geomean, below 0.97x PyTorch 2 -> 0; checked on seeds
     // 2401-2800, not tuned on, 41: 1.11x, 1.62x -> 1.80x PyTorch, below
-    // 0.97x 1 -> 0, slower on 15 (worst 0.73x, 3x152x180x531 k11 s10 f16,
-    // still 1.81x PyTorch); pytorch numerics, 50 of seeds 2000-2800: 1.02x,
-    // below 0.97x 3 -> 0 (27x872x26x26 k11 s11 f32 0.80x -> 1.34x), slower on
-    // 22 (worst 0.66x, 1x208x364x165 k7 s6 f32, 1.93x PyTorch). Bounds by
+    // 0.97x 1 -> 0; the walk faster on 15 (at most 1.37x: 3x152x180x531 k11
+    // s10 f16, where direct is still 1.81x PyTorch); pytorch numerics, 50 of
+    // seeds 2000-2800: 1.02x, below 0.97x 3 -> 0 (27x872x26x26 k11 s11 f32
+    // 0.80x -> 1.34x), the walk faster on 22 (at most 1.52x: 1x208x364x165
+    // k7 s6 f32, direct 1.93x PyTorch). Bounds by
     // input size or output rows (the walk's losses were mostly under 32 MB
     // or of few output rows) did worse on the seeds not tuned on (bench/gpu/
     // results/h200-2026-12-04-nhwc-column-walk-not-walking-forced.json).
