@@ -853,12 +853,10 @@ avgpool_status launch_batches(const CudaConfig& config, const void* src, void* d
 // q restricted to its first `units` planes (NCHW, as that many one-channel
 // images) or images (NHWC).
 Problem first_units(const Problem& q, int64_t units) {
-  Problem part = q;
-  if (q.layout == AVGPOOL_LAYOUT_NCHW) part.c = 1;
-  part.n = units;
-  part.src_elements = part.n * part.c * part.h * part.w;
-  part.dst_elements = part.n * part.c * part.oh * part.ow;
-  return part;
+  if (q.layout == AVGPOOL_LAYOUT_NHWC) return q.with_batch(units);
+  Problem one_channel = q;
+  one_channel.c = 1;
+  return one_channel.with_batch(units);
 }
 
 avgpool_status init(const Problem& q, const DeviceInfo& device, ConfigPtr* config, Decline* why) {

@@ -130,12 +130,7 @@ avgpool_status choose(const Problem& problem, Direction direction, const char* i
   // implementation runs), but implementations size grids and work units
   // from it: they decide for a batch of 1 instead, never dividing by 0.
   Problem batch_of_one;
-  if (problem.n == 0) {
-    batch_of_one = problem;
-    batch_of_one.n = 1;
-    batch_of_one.src_elements = batch_of_one.c * batch_of_one.h * batch_of_one.w;
-    batch_of_one.dst_elements = batch_of_one.c * batch_of_one.oh * batch_of_one.ow;
-  }
+  if (problem.n == 0) batch_of_one = problem.with_batch(1);
   const Problem& q = problem.n == 0 ? batch_of_one : problem;
   Choice choice;
   DeviceInfo device;

@@ -58,6 +58,15 @@ struct Problem {
                                          : ((in * oh + y) * ow + x) * c + ic;
   }
 
+  // The same problem on a batch of `batch` images (the element counts follow).
+  Problem with_batch(int64_t batch) const {
+    Problem b = *this;
+    b.n = batch;
+    b.src_elements = batch * c * h * w;
+    b.dst_elements = batch * c * oh * ow;
+    return b;
+  }
+
   // The inverse of dst_offset: the coordinates of dense dst element index.
   void dst_coords(int64_t index, int64_t* in, int64_t* ic, int64_t* oy, int64_t* ox) const {
     if (layout == AVGPOOL_LAYOUT_NCHW) {
