@@ -296,6 +296,101 @@ void interior_run(const A* const* hr, int64_t hn, int64_t base, int64_t n, int64
   }
 }
 
+#if defined(AVGPOOL_CPU_NARROW_NHWC)
+// interior_run on 32-byte vectors (AVX2 build): GCC 12 moved interior_run's
+// 64-byte vec<A> through the stack and general registers here, as it did
+// in the NHWC kernels (see horizontal_nhwc_narrow below; perf annotate of
+// 32x256x56x56 k3 s1 p1 f32 NCHW: vmovaps/mov/vmovdqa to and from the
+// stack around every add). Each lane is one output, summed in the same
+// order with the same division, so the bits are interior_run's.
+// Lanes p[0], p[sw], ...: gathers with int32 offsets (sw * n fits).
+template <class A> inline nvec<A> ngather(const A* p, int64_t sw) {
+  if constexpr (is_f32<A>)
+    return (nvec<A>)_mm256_i32gather_ps(p, _mm256_mullo_epi32(_mm256_set1_epi32((int)sw),
+                                                              _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)), 4);
+  else
+    return (nvec<A>)_mm256_i32gather_pd(p, _mm_mullo_epi32(_mm_set1_epi32((int)sw), _mm_setr_epi32(0, 1, 2, 3)), 8);
+}
+// Lanes [0, k) of the gather, the others zero; nothing past lane k is read.
+template <class A> inline nvec<A> ngather_part(const A* p, int64_t sw, int64_t k) {
+  if constexpr (is_f32<A>) {
+    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    const __m256 m = _mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_set1_epi32((int)k), lane));
+    return (nvec<A>)_mm256_mask_i32gather_ps(_mm256_setzero_ps(), p,
+                                             _mm256_mullo_epi32(_mm256_set1_epi32((int)sw), lane), m, 4);
+  } else {
+    const __m128i lane = _mm_setr_epi32(0, 1, 2, 3);
+    const __m256d m = _mm256_castsi256_pd(_mm256_cmpgt_epi64(_mm256_set1_epi64x(k), _mm256_setr_epi64x(0, 1, 2, 3)));
+    return (nvec<A>)_mm256_mask_i32gather_pd(_mm256_setzero_pd(), p, _mm_mullo_epi32(_mm_set1_epi32((int)sw), lane),
+                                             m, 8);
+  }
+}
+// Lanes p[0], p[2], ..., p[2(n-1)]; reads p[0, 2n) (buffers with slack).
+template <class A> inline nvec<A> neven(const A* p) {
+  const nvec<A> a = nload<A>(p, nar<A>::n), b = nload<A>(p + nar<A>::n, nar<A>::n);
+  if constexpr (is_f32<A>) {
+    const __m256 e = _mm256_shuffle_ps((__m256)a, (__m256)b, _MM_SHUFFLE(2, 0, 2, 0));  // a0 a2 b0 b2 | a4 a6 b4 b6
+    return (nvec<A>)_mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(e), _MM_SHUFFLE(3, 1, 2, 0)));
+  } else {
+    const __m256d e = _mm256_unpacklo_pd((__m256d)a, (__m256d)b);  // a0 b0 a2 b2
+    return (nvec<A>)_mm256_permute4x64_pd(e, _MM_SHUFFLE(3, 1, 2, 0));
+  }
+}
+// One window row's column j for the n outputs from row (already at base + i * sw).
+template <int SW, class A> inline nvec<A> nwindow_column(const A* row, int64_t sw, bool slack) {
+  if (sw == 1) return nload<A>(row, nar<A>::n);
+  if (SW == 2 && slack) return neven<A>(row);
+  return ngather<A>(row, sw);
+}
+
+template <int KW, int SW, class A>
+void interior_run_ymm(const A* const* hr, int64_t hn, int64_t base, int64_t n, int64_t kw_rt, int64_t sw_rt,
+                      const A* div, const A* rcp, bool slack, A* out) {
+  constexpr int N = nar<A>::n;
+  const int64_t kw = KW > 0 ? KW : kw_rt, sw = SW > 0 ? SW : sw_rt;
+  auto finish = [&](nvec<A> a, int64_t i, int64_t k) {
+    const nvec<A> d = nload<A>(div + i, k);
+    nstore<A, A>(out + i, rcp ? nquot<A>(a, d, nload<A>(rcp + i, k)) : a / d, k);
+  };
+  int64_t i = 0;
+  if (sw < (int64_t(1) << 30) / N) {  // lane offsets fit in int32
+    for (; i + 4 * N <= n; i += 4 * N) {
+      nvec<A> a0 = nvec<A>{}, a1 = nvec<A>{}, a2 = nvec<A>{}, a3 = nvec<A>{};
+      for (int64_t r = 0; r < hn; ++r) {
+        const A* row = hr[r] + base + i * sw;
+        for (int64_t j = 0; j < kw; ++j) {
+          a0 += nwindow_column<SW, A>(row + j, sw, slack);
+          a1 += nwindow_column<SW, A>(row + j + N * sw, sw, slack);
+          a2 += nwindow_column<SW, A>(row + j + 2 * N * sw, sw, slack);
+          a3 += nwindow_column<SW, A>(row + j + 3 * N * sw, sw, slack);
+        }
+      }
+      finish(a0, i, N);
+      finish(a1, i + N, N);
+      finish(a2, i + 2 * N, N);
+      finish(a3, i + 3 * N, N);
+    }
+    for (; i < n; i += N) {
+      const int64_t k = imin(N, n - i);
+      nvec<A> a0 = nvec<A>{};
+      for (int64_t r = 0; r < hn; ++r) {
+        const A* row = hr[r] + base + i * sw;
+        for (int64_t j = 0; j < kw; ++j) a0 += sw == 1 ? nload<A>(row + j, k) : ngather_part<A>(row + j, sw, k);
+      }
+      finish(a0, i, k);
+    }
+  }
+  for (; i < n; ++i) {
+    A acc = A(0);
+    for (int64_t r = 0; r < hn; ++r) {
+      const A* row = hr[r] + base + i * sw;
+      for (int64_t j = 0; j < kw; ++j) acc += row[j];
+    }
+    out[i] = acc / div[i];
+  }
+}
+#endif
+
 // Fast numerics, NCHW, stride 1 or 2 (kernel 2 or 3), AVX-512: the window
 // rows are summed in registers, N columns at a time, and the columns by
 // permutes of consecutive column sums (no buffer, so no store-to-load
@@ -520,14 +615,20 @@ void interior(const Job& jb, const A* const* hr, int64_t hn, int64_t base, int64
       return transposed_windows(hr, hn, base, n, jb.kw, jb.sw, div, rcp, out);
   }
 #endif
+#if defined(AVGPOOL_CPU_NARROW_NHWC)
+#define AVGPOOL_INTERIOR_RUN interior_run_ymm
+#else
+#define AVGPOOL_INTERIOR_RUN interior_run
+#endif
 #define AVGPOOL_CASE(K, S) \
-  if (jb.kw == K && jb.sw == S) return interior_run<K, S, A>(hr, hn, base, n, K, S, div, rcp, slack, out);
+  if (jb.kw == K && jb.sw == S) return AVGPOOL_INTERIOR_RUN<K, S, A>(hr, hn, base, n, K, S, div, rcp, slack, out);
   AVGPOOL_CASE(2, 2) AVGPOOL_CASE(3, 1) AVGPOOL_CASE(3, 2) AVGPOOL_CASE(3, 3)
   AVGPOOL_CASE(4, 4) AVGPOOL_CASE(5, 1) AVGPOOL_CASE(7, 1) AVGPOOL_CASE(7, 7)
   AVGPOOL_CASE(11, 4) AVGPOOL_CASE(11, 11)
 #undef AVGPOOL_CASE
-  if (jb.sw == 1) return interior_run<0, 1, A>(hr, hn, base, n, jb.kw, 1, div, rcp, slack, out);
-  interior_run<0, 0, A>(hr, hn, base, n, jb.kw, jb.sw, div, rcp, slack, out);
+  if (jb.sw == 1) return AVGPOOL_INTERIOR_RUN<0, 1, A>(hr, hn, base, n, jb.kw, 1, div, rcp, slack, out);
+  AVGPOOL_INTERIOR_RUN<0, 0, A>(hr, hn, base, n, jb.kw, jb.sw, div, rcp, slack, out);
+#undef AVGPOOL_INTERIOR_RUN
 }
 
 // Any output column from the table (borders: partial windows).
@@ -1560,6 +1661,76 @@ inline void transpose_tile(vec<float>* v) {
 #endif
 }
 
+// 16 lanes (one per plane). The AVX2 build holds them as two ymm and moves
+// pixels between planes and lanes element by element: its vec<float> sums
+// and tile transposes went through the stack (as in interior_run_ymm; 2-core
+// AMD EPYC AVX2 VM, 2026-12-04, one thread, pytorch numerics, ms:
+// 32x256x56x56 k3 s1 p1 f32 167 -> see docs/cpu.md).
+#if defined(AVGPOOL_CPU_NARROW_NHWC)
+struct Lanes16 {
+  nvec<float> lo, hi;
+};
+inline Lanes16 lanes_zero() { return {nvec<float>{}, nvec<float>{}}; }
+inline void lanes_add(Lanes16& a, const float* p) {
+  a.lo += nload<float>(p, 8);
+  a.hi += nload<float>(p + 8, 8);
+}
+inline void lanes_store(float* p, Lanes16 a) {
+  nstore<float, float>(p, a.lo, 8);
+  nstore<float, float>(p + 8, a.hi, 8);
+}
+inline Lanes16 lanes_div(Lanes16 a, float d, const float* rcp) {
+  const nvec<float> dv = nvec<float>{} + d;
+  if (rcp) {
+    const nvec<float> rv = nvec<float>{} + *rcp;
+    return {nquot<float>(a.lo, dv, rv), nquot<float>(a.hi, dv, rv)};
+  }
+  return {a.lo / dv, a.hi / dv};
+}
+// pix[x * 16 + l] = plane g + l's pixel x (zero for l >= np).
+template <class T>
+void planes_to_lanes(const T* src, int64_t g, int64_t np, int64_t P, float* pix) {
+  for (int64_t l = 0; l < 16; ++l)
+    for (int64_t x = 0; x < P; ++x) pix[x * 16 + l] = l < np ? to_acc<float>(src[(g + l) * P + x]) : 0.0f;
+}
+template <class T>
+void lanes_to_planes(const float* res, int64_t g, int64_t np, int64_t Q, T* dst) {
+  for (int64_t l = 0; l < np; ++l)
+    for (int64_t q = 0; q < Q; ++q) dst[(g + l) * Q + q] = from_acc<T>(res[q * 16 + l]);
+}
+#else
+using Lanes16 = vec<float>;
+inline Lanes16 lanes_zero() { return zero<float>(); }
+inline void lanes_add(Lanes16& a, const float* p) { a += loadu(p); }
+inline void lanes_store(float* p, Lanes16 a) { storeu(p, a); }
+inline Lanes16 lanes_div(Lanes16 a, float d, const float* rcp) {
+  const vec<float> dv = zero<float>() + d;
+  return rcp ? quot_fast(a, dv, zero<float>() + *rcp) : a / dv;
+}
+template <class T>
+void planes_to_lanes(const T* src, int64_t g, int64_t np, int64_t P, float* pix) {
+  constexpr int N = 16;
+  for (int64_t e = 0; e < P; e += N) {
+    const int64_t k = imin(N, P - e);
+    vec<float> v[N];
+    for (int l = 0; l < N; ++l) v[l] = l < np ? load_lanes<float>(src + (g + l) * P + e, k) : zero<float>();
+    transpose_tile(v);
+    for (int64_t j = 0; j < k; ++j) storeu(pix + (e + j) * N, v[j]);
+  }
+}
+template <class T>
+void lanes_to_planes(const float* res, int64_t g, int64_t np, int64_t Q, T* dst) {
+  constexpr int N = 16;
+  for (int64_t e = 0; e < Q; e += N) {
+    const int64_t k = imin(N, Q - e);
+    vec<float> v[N];
+    for (int64_t j = 0; j < N; ++j) v[j] = j < k ? loadu(res + (e + j) * N) : zero<float>();
+    transpose_tile(v);
+    for (int64_t l = 0; l < np; ++l) store_lanes<float>(dst + (g + l) * Q + e, v[l], k);
+  }
+}
+#endif
+
 template <class T>
 void across_planes(const Job& jb, const T* src, T* dst, int64_t p0, int64_t p1, char* s) {
   constexpr int N = 16;
@@ -1585,13 +1756,7 @@ void across_planes(const Job& jb, const T* src, T* dst, int64_t p0, int64_t p1, 
   const int64_t col_terms = jb.col_terms;  // window columns of one output row
   for (int64_t g = p0; g < p1; g += N) {
     const int64_t np = imin(N, p1 - g);
-    for (int64_t e = 0; e < P; e += N) {
-      const int64_t k = imin(N, P - e);
-      vec<float> v[N];
-      for (int l = 0; l < N; ++l) v[l] = l < np ? load_lanes<float>(src + (g + l) * P + e, k) : zero<float>();
-      transpose_tile(v);
-      for (int64_t j = 0; j < k; ++j) storeu(pix + (e + j) * N, v[j]);
-    }
+    planes_to_lanes<T>(src, g, np, P, pix);
     for (int64_t oy = 0; oy < jb.oh; ++oy) {
       const AxisWindow rw = jb.rows[oy];
       const float* div = div_table + (int64_t)jb.div_row[oy] * jb.ow;
@@ -1600,9 +1765,9 @@ void across_planes(const Job& jb, const T* src, T* dst, int64_t p0, int64_t p1, 
       const int64_t rn = rw.end - rw.begin;
       if (rcp && rn > 1 && 2 * (rn * (x_hi - x_lo) + col_terms) <= rn * col_terms) {
         for (int64_t x = x_lo; x < x_hi; ++x) {
-          vec<float> a = zero<float>();
-          for (int64_t y = rw.begin; y < rw.end; ++y) a += loadu(pix + (y * jb.w + x) * N);
-          storeu(colsum + x * N, a);
+          Lanes16 a = lanes_zero();
+          for (int64_t y = rw.begin; y < rw.end; ++y) lanes_add(a, pix + (y * jb.w + x) * N);
+          lanes_store(colsum + x * N, a);
         }
         sums = colsum;
       } else if (rcp && rn == 1) {
@@ -1610,24 +1775,17 @@ void across_planes(const Job& jb, const T* src, T* dst, int64_t p0, int64_t p1, 
       }
       for (int64_t ox = 0; ox < jb.ow; ++ox) {
         const AxisWindow cw = jb.cols[ox];
-        vec<float> a = zero<float>();
+        Lanes16 a = lanes_zero();
         if (sums) {
-          for (int64_t x = cw.begin; x < cw.end; ++x) a += loadu(sums + x * N);
+          for (int64_t x = cw.begin; x < cw.end; ++x) lanes_add(a, sums + x * N);
         } else {
           for (int64_t y = rw.begin; y < rw.end; ++y)
-            for (int64_t x = cw.begin; x < cw.end; ++x) a += loadu(pix + (y * jb.w + x) * N);
+            for (int64_t x = cw.begin; x < cw.end; ++x) lanes_add(a, pix + (y * jb.w + x) * N);
         }
-        const vec<float> d = zero<float>() + div[ox];
-        storeu(res + (oy * jb.ow + ox) * N, rcp ? quot_fast(a, d, zero<float>() + rcp[ox]) : a / d);
+        lanes_store(res + (oy * jb.ow + ox) * N, lanes_div(a, div[ox], rcp ? rcp + ox : nullptr));
       }
     }
-    for (int64_t e = 0; e < Q; e += N) {
-      const int64_t k = imin(N, Q - e);
-      vec<float> v[N];
-      for (int64_t j = 0; j < N; ++j) v[j] = j < k ? loadu(res + (e + j) * N) : zero<float>();
-      transpose_tile(v);
-      for (int64_t l = 0; l < np; ++l) store_lanes<float>(dst + (g + l) * Q + e, v[l], k);
-    }
+    lanes_to_planes<T>(res, g, np, Q, dst);
   }
 }
 

@@ -36,16 +36,37 @@ namespace {
 typedef float v16f __attribute__((vector_size(64)));
 typedef float v16f_u __attribute__((vector_size(64), aligned(4), may_alias));
 
+// Each thread reads its share in blocks of kReadStreams consecutive parts of
+// up to kReadPartBytes, the parts side by side (as the pooling kernels read
+// a window's rows). One sequential stream per core was no ceiling on the
+// 2-core AMD EPYC VM (2026-12-04): oneDNN and the NHWC seed-like case
+// outran it. Read rates there, 2 threads / 1 thread, GB/s: one stream
+// 26.8-27.6 / 13.7; four parts of 64 KiB 34.1-34.5 / 21.6, of 1 MiB
+// 33.5-35.1 / 23.7. Parts far apart (a share cut in four) ran 11.8-57 GB/s
+// from run to run and size to size, so the parts stay close.
+constexpr int kReadStreams = 4;
+constexpr int64_t kReadPartBytes = 1 << 20;
+
 __attribute__((target_clones("avx512f", "avx2", "default")))
 float read_chunk(const float* x, int64_t n) {
-  v16f a[8] = {};
-  int64_t i = 0;
-  for (; i + 128 <= n; i += 128)
-    for (int k = 0; k < 8; ++k) a[k] += *reinterpret_cast<const v16f_u*>(x + i + 16 * k);
+  v16f a[kReadStreams] = {};  // 64-byte vectors: on AVX2 two ymm each, so four fill half the registers
+  int64_t part = n / kReadStreams / 32 * 32;
+  if (part > kReadPartBytes / 4) part = kReadPartBytes / 4;
+  int64_t b = 0;
+  if (part > 0)
+    for (; b + kReadStreams * part <= n; b += kReadStreams * part)
+      for (int64_t i = 0; i < part; i += 32)
+        for (int s = 0; s < kReadStreams; ++s)
+          a[s] += *reinterpret_cast<const v16f_u*>(x + b + s * part + i) +
+                  *reinterpret_cast<const v16f_u*>(x + b + s * part + i + 16);
   float total = 0;
-  for (int k = 0; k < 8; ++k)
+  for (int k = 0; k < kReadStreams; ++k)
     for (int l = 0; l < 16; ++l) total += a[k][l];
-  for (; i < n; ++i) total += x[i];
+  for (; b + 16 <= n; b += 16) {
+    const v16f v = *reinterpret_cast<const v16f_u*>(x + b);
+    for (int l = 0; l < 16; ++l) total += v[l];
+  }
+  for (; b < n; ++b) total += x[b];
   return total;
 }
 

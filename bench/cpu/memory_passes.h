@@ -31,8 +31,9 @@ class Buffer {
 };
 
 // Every byte of x read once (as floats; a tail of fewer than 4 bytes is
-// skipped): the widest loads the CPU has, eight independent accumulators.
-// Returns the sum, for the caller to keep.
+// skipped): the widest loads the CPU has, each thread's share in blocks of
+// four nearby parts read side by side (memory_passes.cpp says why), eight independent
+// accumulators. Returns the sum, for the caller to keep.
 float read_pass(const void* x, int64_t bytes);
 
 // y = x, each thread its share (memcpy).
