@@ -1427,10 +1427,26 @@ void global_planes(const Job& jb, const A* src, A* dst, int64_t p0, int64_t p1) 
       vec<A> sums = zero<A>();
       for (int64_t l = 0; l < k; ++l) {
         const A* base = src + (p + l) * hw;
+#if defined(AVGPOOL_CPU_NARROW_NHWC)
+        // the same lanes in two ymm (see interior_run_ymm), joined once
+        constexpr int n = nar<A>::n;  // N == 2 * n
+        nvec<A> lo = nvec<A>{}, hi = nvec<A>{};
+        int64_t e = 0;
+        for (; e + N <= hw; e += N) {
+          lo += nload<A>(base + e, n);
+          hi += nload<A>(base + e + n, n);
+        }
+        if (e < hw) {
+          lo += nload<A>(base + e, imin(n, hw - e));
+          if (hw - e > n) hi += nload<A>(base + e + n, hw - e - n);
+        }
+        const vec<A> a = join(lo, hi);
+#else
         vec<A> a = zero<A>();
         int64_t e = 0;
         for (; e + N <= hw; e += N) a += loadu(base + e);
         if (e < hw) a += load_part(base + e, hw - e);
+#endif
         sums[l] = reduce_add<A>(a);
       }
       store_part(dst + p, quot_fast(sums, dv, zero<A>() + *rcp), k);
