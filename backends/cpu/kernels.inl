@@ -301,8 +301,10 @@ void interior_run(const A* const* hr, int64_t hn, int64_t base, int64_t n, int64
 // 64-byte vec<A> through the stack and general registers here, as it did
 // in the NHWC kernels (see horizontal_nhwc_narrow below; perf annotate of
 // 32x256x56x56 k3 s1 p1 f32 NCHW: vmovaps/mov/vmovdqa to and from the
-// stack around every add). Each lane is one output, summed in the same
-// order with the same division, so the bits are interior_run's.
+// stack around every add; 2-core AMD EPYC AVX2 VM, 2026-12-04, two threads,
+// fast numerics, ms: that row 39.7 -> 13.6-15.9, 4x64x1024x1024 k5 s1 p2
+// 606 -> 177-195). Each lane is one output, summed in the same order with
+// the same division, so the bits are interior_run's.
 // Lanes p[0], p[sw], ...: gathers with int32 offsets (sw * n fits).
 template <class A> inline nvec<A> ngather(const A* p, int64_t sw) {
   if constexpr (is_f32<A>)
@@ -1680,8 +1682,9 @@ inline void transpose_tile(vec<float>* v) {
 // 16 lanes (one per plane). The AVX2 build holds them as two ymm and moves
 // pixels between planes and lanes element by element: its vec<float> sums
 // and tile transposes went through the stack (as in interior_run_ymm; 2-core
-// AMD EPYC AVX2 VM, 2026-12-04, one thread, pytorch numerics, ms:
-// 32x256x56x56 k3 s1 p1 f32 167 -> see docs/cpu.md).
+// AMD EPYC AVX2 VM, 2026-12-04, two threads, pytorch numerics, ms:
+// 32x256x56x56 k3 s1 p1 f32 166 -> 32-36, 256x2048x7x7 global 32.5 ->
+// 6.3-7.0).
 #if defined(AVGPOOL_CPU_NARROW_NHWC)
 struct Lanes16 {
   nvec<float> lo, hi;
