@@ -108,6 +108,7 @@ constexpr int64_t kAcrossRow = 64;
 constexpr int64_t kAcrossWindow = 16;
 constexpr int64_t kAcrossPixels = 32768;
 constexpr int64_t kAcrossGlobal = 1024;  // global pooling in f32 pytorch numerics too, on planes up to this size
+constexpr int64_t kAcrossGlobalFast = 64;  // and in fast numerics, on planes up to this size
 constexpr int64_t kTallRows = 16;
 // NCHW rows of at most kScalarRow outputs (Job::short_rows, not global
 // pooling): every output summed in scalar straight from the input, four
@@ -441,9 +442,15 @@ void plan_job(const Problem& q, CpuConfigOf<A>* c) {
   // 76977x8x8x8 k11 p2 pytorch numerics 27 -> 4.0 ms (oneDNN 4.5),
   // 256x2048x7x7 13.6 -> 2.9 (4.3), f16 fast 16.0 -> 2.4, bf16 14x14 fast
   // 0.92 -> 0.21 (0.18); 64x64 planes f32 pytorch 7.1 -> 8.2 and bf16 fast
-  // 3.0 -> 5.0 stay off it, bf16 pytorch 21.2 -> 5.1 takes it.
+  // 3.0 -> 5.0 stay off it, bf16 pytorch 21.2 -> 5.1 takes it. f32 fast
+  // numerics on planes of up to kAcrossGlobalFast pixels, whose own path
+  // pays a horizontal sum and a lane insert per plane (2-core AMD EPYC AVX2
+  // VM, 2026-12-04, two threads, ms: 256x2048x7x7 15.2 -> 6.3, 1024x256x8x8
+  // 7.8 -> 4.6, 64x256x4x4 0.48 -> 0.08; larger planes ran slower here:
+  // 64x512x14x14 1.0 -> 2.2, 8x512x28x28 0.19 -> 1.5).
   const bool across_global =
-      (!fast || converts) && (q.h * q.w <= kAcrossGlobal || (converts && !fast));
+      ((!fast || converts) && (q.h * q.w <= kAcrossGlobal || (converts && !fast))) ||
+      q.h * q.w <= kAcrossGlobalFast;
   j.across = nchw && sizeof(A) == 4 && !j.short_rows && (!j.global || across_global) && !few_rows && j.planes >= 16 &&
              q.h * q.w <= kAcrossPixels &&
              q.oh * q.ow <= kAcrossPixels &&
