@@ -50,22 +50,22 @@ constexpr int64_t kReadPartBytes = 1 << 20;
 __attribute__((target_clones("avx512f", "avx2", "default")))
 float read_chunk(const float* x, int64_t n) {
   v16f a[kReadStreams] = {};  // 64-byte vectors: on AVX2 two ymm each, so four fill half the registers
-  int64_t part = n / kReadStreams / 32 * 32;
-  if (part > kReadPartBytes / 4) part = kReadPartBytes / 4;
   int64_t b = 0;
-  if (part > 0)
-    for (; b + kReadStreams * part <= n; b += kReadStreams * part)
-      for (int64_t i = 0; i < part; i += 32)
-        for (int s = 0; s < kReadStreams; ++s)
-          a[s] += *reinterpret_cast<const v16f_u*>(x + b + s * part + i) +
-                  *reinterpret_cast<const v16f_u*>(x + b + s * part + i + 16);
+  // Full blocks, then one block of shorter parts for what is left, so that
+  // at most 4 * 32 elements fall to the vector tail below.
+  for (;;) {
+    const int64_t part = std::min<int64_t>(kReadPartBytes / 4, (n - b) / kReadStreams / 32 * 32);
+    if (part == 0) break;
+    for (int64_t i = 0; i < part; i += 32)
+      for (int s = 0; s < kReadStreams; ++s)
+        a[s] += *reinterpret_cast<const v16f_u*>(x + b + s * part + i) +
+                *reinterpret_cast<const v16f_u*>(x + b + s * part + i + 16);
+    b += kReadStreams * part;
+  }
+  for (; b + 16 <= n; b += 16) a[0] += *reinterpret_cast<const v16f_u*>(x + b);
   float total = 0;
   for (int k = 0; k < kReadStreams; ++k)
     for (int l = 0; l < 16; ++l) total += a[k][l];
-  for (; b + 16 <= n; b += 16) {
-    const v16f v = *reinterpret_cast<const v16f_u*>(x + b);
-    for (int l = 0; l < 16; ++l) total += v[l];
-  }
   for (; b < n; ++b) total += x[b];
   return total;
 }
