@@ -328,7 +328,7 @@ TEST_CASE("small NCHW planes, 16 at a time: every dtype, numerics, partial group
     const avgpool_params p = s.params();
     check_variants(p, {AVGPOOL_LAYOUT_NCHW}, 13);
     check_special_values(p, 5);
-    // the instruction sets without AVX-512 transpose with plain loops: same bits
+    // AVX2 transposes 8 x 8 tiles of ymm, the base build with plain loops: same bits
     check_same_bits_every_isa(p, p.dtype, AVGPOOL_NUMERICS_PYTORCH);
   }
 }

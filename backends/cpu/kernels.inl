@@ -1680,11 +1680,11 @@ inline void transpose_tile(vec<float>* v) {
 }
 
 // 16 lanes (one per plane). The AVX2 build holds them as two ymm and moves
-// pixels between planes and lanes element by element: its vec<float> sums
-// and tile transposes went through the stack (as in interior_run_ymm; 2-core
-// AMD EPYC AVX2 VM, 2026-12-04, two threads, pytorch numerics, ms:
-// 32x256x56x56 k3 s1 p1 f32 166 -> 32-36, 256x2048x7x7 global 32.5 ->
-// 6.3-7.0).
+// pixels between planes and lanes by 8 x 8 transposes of ymm: its vec<float>
+// sums and 16 x 16 tile transposes went through the stack (as in
+// interior_run_ymm; 2-core AMD EPYC AVX2 VM, 2026-12-04, two threads,
+// pytorch numerics, ms: 32x256x56x56 k3 s1 p1 f32 166 -> 32-36,
+// 256x2048x7x7 global 32.5 -> 6.3-7.0, with element-by-element moves).
 #if defined(AVGPOOL_CPU_NARROW_NHWC)
 struct Lanes16 {
   nvec<float> lo, hi;
@@ -1706,16 +1706,72 @@ inline Lanes16 lanes_div(Lanes16 a, float d, const float* rcp) {
   }
   return {a.lo / dv, a.hi / dv};
 }
-// pix[x * 16 + l] = plane g + l's pixel x (zero for l >= np).
+// 8 x 8 transpose of ymm vectors: v[l][j] -> v[j][l] (in registers).
+inline void transpose8(nvec<float>* v) {
+  __m256 t[8], u[8];
+  for (int i = 0; i < 8; i += 2) {
+    t[i] = _mm256_unpacklo_ps((__m256)v[i], (__m256)v[i + 1]);
+    t[i + 1] = _mm256_unpackhi_ps((__m256)v[i], (__m256)v[i + 1]);
+  }
+  for (int i = 0; i < 8; i += 4) {
+    u[i] = _mm256_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(1, 0, 1, 0));
+    u[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(3, 2, 3, 2));
+    u[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(1, 0, 1, 0));
+    u[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(3, 2, 3, 2));
+  }
+  for (int i = 0; i < 4; ++i) {
+    v[i] = (nvec<float>)_mm256_permute2f128_ps(u[i], u[i + 4], 0x20);
+    v[i + 4] = (nvec<float>)_mm256_permute2f128_ps(u[i], u[i + 4], 0x31);
+  }
+}
+// pix[x * 16 + l] = plane g + l's pixel x (zero for l >= np): 8 planes by
+// 8 pixels at a time, transposed in registers. Element by element (one
+// scalar store each, 64 bytes apart) it was 90 % of the time of
+// 11x111x44x44 k2x7 s4x9 f32 on a 2-core AMD EPYC Zen 3 VM.
 template <class T>
 void planes_to_lanes(const T* src, int64_t g, int64_t np, int64_t P, float* pix) {
-  for (int64_t l = 0; l < 16; ++l)
-    for (int64_t x = 0; x < P; ++x) pix[x * 16 + l] = l < np ? to_acc<float>(src[(g + l) * P + x]) : 0.0f;
+  // The group's planes are one run of memory: a load from each line in
+  // address order first, which the hardware prefetchers follow; the
+  // transposes below take 8 planes a line at a time, an order they do not
+  // (327x667x12x12 k4x3 s5x3 f32, 125 MB, one thread: 0.7x the element-by-
+  // element moves without this pass, 1.05-1.15x with it; a software
+  // prefetch of the next group in either order did not help).
+  const char* first = reinterpret_cast<const char*>(src + g * P);
+  for (int64_t i = 0; i < np * P * (int64_t)sizeof(T); i += 64) {
+    const char c = *reinterpret_cast<const volatile char*>(first + i);
+    asm volatile("" ::"r"(c));
+  }
+  for (int64_t e = 0; e < P; e += 8) {
+    const int64_t k = imin(8, P - e);
+    for (int64_t h = 0; h < 16; h += 8) {
+      const T* at = src + (g + h) * P + e;
+      nvec<float> v[8];
+      if (k == 8 && h + 8 <= np) {  // the common case without a branch per plane
+        for (int l = 0; l < 8; ++l) v[l] = nload<float>(at + l * P, 8);
+      } else {
+        for (int64_t l = 0; l < 8; ++l) v[l] = h + l < np ? nload<float>(at + l * P, k) : nvec<float>{};
+      }
+      transpose8(v);
+      for (int64_t j = 0; j < k; ++j) nstore<float, float>(pix + (e + j) * 16 + h, v[j], 8);
+    }
+  }
 }
 template <class T>
 void lanes_to_planes(const float* res, int64_t g, int64_t np, int64_t Q, T* dst) {
-  for (int64_t l = 0; l < np; ++l)
-    for (int64_t q = 0; q < Q; ++q) dst[(g + l) * Q + q] = from_acc<T>(res[q * 16 + l]);
+  for (int64_t e = 0; e < Q; e += 8) {
+    const int64_t k = imin(8, Q - e);
+    for (int64_t h = 0; h < np; h += 8) {
+      nvec<float> v[8];
+      for (int64_t j = 0; j < 8; ++j) v[j] = j < k ? nload<float>(res + (e + j) * 16 + h, 8) : nvec<float>{};
+      transpose8(v);
+      T* at = dst + (g + h) * Q + e;
+      if (k == 8 && h + 8 <= np) {
+        for (int l = 0; l < 8; ++l) nstore<T, float>(at + l * Q, v[l], 8);
+      } else {
+        for (int64_t l = 0; l < 8 && h + l < np; ++l) nstore<T, float>(at + l * Q, v[l], k);
+      }
+    }
+  }
 }
 #else
 using Lanes16 = vec<float>;
