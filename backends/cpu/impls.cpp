@@ -84,6 +84,7 @@ constexpr int64_t kHalfDirectRow = 8;            // and output rows of at least 
 // it left alone in the same runs.
 constexpr int64_t kWideLoadBytes = int64_t(24) << 20;
 constexpr int64_t kShortSumRow = 256;            // elements of a row below which NHWC row sums may be skipped (plan_job)
+constexpr int64_t kRowPassAdds = 4;              // a row pass's set-up and tail in that rule, in vector adds
 constexpr int64_t kSpanTarget = 4096;            // elements one block's windows span (<= 16 KiB f32)
 constexpr int64_t kNtBytes = int64_t(32) << 20;  // NHWC outputs streamed from this size on
 constexpr int64_t kUnitTarget = 32768;           // elements of work per parallel unit
@@ -256,13 +257,23 @@ void plan_job(const Problem& q, CpuConfigOf<A>* c) {
   // oneDNN 5.4; 62x4x853x21 k8 s3 f64 5.5 -> 4.0; 2085x2x262x21 k9 s5 f64
   // 20.3 -> 15.5; 1782x3x14x13 k10 s1x10 f64 0.79 -> 0.41; the rows this
   // leaves alone lost up to 0.5x without their row sums: 130x2x89x89 k8 s3,
-  // 13x36x198x26 k10 s1, rows of 256 elements or more).
+  // 13x36x198x26 k10 s1, rows of 256 elements or more). Each row pass also
+  // costs its set-up and a masked tail, counted as kRowPassAdds vectors:
+  // rows of a few vectors are mostly that (2-core AMD EPYC Zen 3 VM,
+  // 2026-12-04, one thread, best of two alternated, the 45 f32/f64 NHWC
+  // rows of sweep seeds 41-43, 46-48, 61-63, 78-83 with kh > sh, kh >= 3,
+  // rows under 2048 elements, both ways forced: 430x3x1587x7 k6 s1x6 p3
+  // ceil f32 row sums 2.5x slower than direct, 1118x2x128x11 k6x9 s2x9
+  // 1.4x, 1231x3x110x8 k4 s1 p2 f64 1.07x, which this count moves to
+  // direct; the rows kept on row sums there ran 0.32-0.99x without them,
+  // and any count from 8 on would also move 1885x2x26x11 k9 s1 (0.86x) and
+  // 4279x3x18x18 k6 s3 (0.68x)).
   // Counted in double: a window as tall as a huge plane makes the int64
   // products overflow.
   const double vecs = (double)((q.c * q.element_size + 31) / 32);  // 32-byte vectors of a pixel
   const double direct_adds = (double)q.ow * (double)q.kh * (double)q.kw * vecs;
-  const double sum_adds =
-      (double)q.kh * (double)((q.w * q.c * q.element_size + 31) / 32) + (double)q.ow * (double)q.kw * vecs;
+  const double sum_adds = (double)q.kh * (double)((q.w * q.c * q.element_size + 31) / 32 + kRowPassAdds) +
+                          (double)q.ow * (double)q.kw * vecs;
   const bool short_rows_direct = !converts && q.kh > q.sh && q.kw > 1 && q.w * q.c < kShortSumRow &&
                                  direct_adds < 2 * sum_adds;
   if (!nchw && fast && !j.sep_s1 && (!converts || q.c < 16) && q.kh >= 3 && j.max_rows < kTallRows &&
