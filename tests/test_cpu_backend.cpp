@@ -368,6 +368,33 @@ TEST_CASE("NCHW rows of one or two outputs: every dtype, numerics, divisors, spe
   }
 }
 
+TEST_CASE("f64 pytorch numerics, strided NCHW rows of 3-16 outputs: scalar rows, bitwise on every instruction set") {
+  // Job::short_rows also takes these without AVX-512 (kScalarRowF64).
+  // Plane counts that leave a partial group of four; padding, ceil_mode,
+  // gaps and overlaps along the row, tall windows, divisors.
+  const Shape shapes[] = {
+      {3, 7, 33, 40, 6, 6, 6, 6, 0, 0, 0},   {1, 5, 75, 42, 5, 5, 5, 3, 2, 2, 1},
+      {2, 3, 14, 72, 8, 8, 9, 9, 0, 0, 1},   {1, 6, 20, 47, 4, 7, 3, 3, 2, 3, 0},
+      {2, 9, 40, 34, 17, 4, 3, 5, 8, 0, 1},
+  };
+  for (const Shape& s : shapes) {
+    avgpool_params p = s.params();
+    p.backend = AVGPOOL_BACKEND_CPU;
+    avgpool_plan* plan = nullptr;
+    REQUIRE(avgpool_plan_create(&p, &plan) == AVGPOOL_SUCCESS);
+    int64_t dims[4];
+    avgpool_plan_output_dims(plan, dims);
+    avgpool_plan_destroy(plan);
+    REQUIRE_MESSAGE((dims[3] >= 3 && dims[3] <= 16), describe(p));
+    check_variants(p, {AVGPOOL_LAYOUT_NCHW}, 23);
+    avgpool_params q = p;
+    q.divisor_override = 5;
+    check_variants(q, {AVGPOOL_LAYOUT_NCHW}, 29);
+    check_special_values(p, 11);
+    check_same_bits_every_isa(p, AVGPOOL_DTYPE_F64, AVGPOOL_NUMERICS_PYTORCH);
+  }
+}
+
 TEST_CASE("kernel 1x1: strided copies in both layouts, divisors, signed zeros") {
   // Job::single: each output is (0 + x) / divisor of one input element.
   const Shape shapes[] = {

@@ -125,6 +125,7 @@ constexpr int64_t kTallRows = 16;
 // 5.76 -> 0.23 ms (loop 0.59). Rows of three or more outputs keep the
 // row kernels and the 16-plane path (not measured against this one).
 constexpr int64_t kScalarRow = 2;
+constexpr int64_t kScalarRowF64 = 16;
 constexpr int64_t kFewRows = 64;
 constexpr int64_t kChunkElems = 65536;
 constexpr int64_t kSplitWindow = 4 * kChunkElems;  // elements of a short window split by rows
@@ -136,7 +137,7 @@ int64_t align64(int64_t n) { return (n + 63) & ~int64_t(63); }
 // Fills c for q. Throws std::bad_alloc (or length_error) when a table does
 // not fit.
 template <class A>
-void plan_job(const Problem& q, CpuConfigOf<A>* c) {
+void plan_job(const Problem& q, Isa isa, CpuConfigOf<A>* c) {
   Job& j = c->job;
   j = Job{};
   build_divisors<A>(q, &c->div, &c->div_row, [](int64_t d) { return static_cast<A>(d); });  // in the accumulator type
@@ -184,7 +185,16 @@ void plan_job(const Problem& q, CpuConfigOf<A>* c) {
   // every column of the short span into a buffer for one or two outputs
   // that share no columns. Tall windows keep their row sums where the
   // window rows are split over units (few output rows, fast numerics).
-  j.short_rows = nchw && q.ow <= kScalarRow && !global;
+  // Also f64 pytorch numerics on strided rows of up to kScalarRowF64
+  // outputs without AVX-512: the row kernels gather each window column
+  // four doubles at a time (2-core AMD EPYC Zen 3 VM, 2026-12-04, two
+  // threads, seeds 79-82: 1.1-3.6x on 7 of the 8 such configurations,
+  // 29x246x33x40 k6 s6 3.6x, 1x446x75x42 k5 s5x3 2.6x, 3x908x14x72 k8 s9
+  // 0.74x; stride-1 rows 0.5x, wider strided rows mixed). The bits are
+  // PyTorch's on every path; AVX-512 (eight-lane gathers) was not measured.
+  const bool f64_strided_short = sizeof(A) == 8 && !fast && isa != Isa::kAvx512 && q.sw > 1 &&
+                                 q.ow <= kScalarRowF64;
+  j.short_rows = nchw && (q.ow <= kScalarRow || f64_strided_short) && !global;
   j.presum = !(j.short_rows && !j.tall) && ((fast && ((j.vec == 1 && q.sw > 1) || j.tall)) || column_windows);
   // Software prefetch where most input rows are read once (NCHW row sums,
   // NHWC window sums).
@@ -528,16 +538,17 @@ void plan_job(const Problem& q, CpuConfigOf<A>* c) {
 }
 
 avgpool_status init(const Problem& q, const DeviceInfo&, ConfigPtr* config, Decline* why) {
-  const DtypeKernels fn = kernel_for(isa_for_plan(), q.dtype);
+  const Isa isa = isa_for_plan();
+  const DtypeKernels fn = kernel_for(isa, q.dtype);
   try {
     std::unique_ptr<CpuConfig> c;
     if (q.dtype == AVGPOOL_DTYPE_F64) {
       auto d = std::make_unique<CpuConfigOf<double>>();
-      plan_job(q, d.get());
+      plan_job(q, isa, d.get());
       c = std::move(d);
     } else {
       auto f = std::make_unique<CpuConfigOf<float>>();
-      plan_job(q, f.get());
+      plan_job(q, isa, f.get());
       c = std::move(f);
     }
     c->fn = fn;
