@@ -81,6 +81,20 @@ void check_same_bits_every_isa(const avgpool_params& p, avgpool_dtype dtype, avg
 // p in NHWC against the reference in every variant (check_variants, from
 // seed), with divisor_override `divisor`, with special values, and the same
 // bits on every instruction set in each of dtypes and both numerics.
+// s on the CPU backend, required to give rows of lo to hi outputs (the
+// shapes of a test case are chosen for the path such rows take).
+avgpool_params cpu_params_with_row(const Shape& s, int64_t lo, int64_t hi) {
+  avgpool_params p = s.params();
+  p.backend = AVGPOOL_BACKEND_CPU;
+  avgpool_plan* plan = nullptr;
+  REQUIRE(avgpool_plan_create(&p, &plan) == AVGPOOL_SUCCESS);
+  int64_t dims[4];
+  avgpool_plan_output_dims(plan, dims);
+  avgpool_plan_destroy(plan);
+  REQUIRE_MESSAGE((dims[3] >= lo && dims[3] <= hi), describe(p));
+  return p;
+}
+
 void check_nhwc_pixels(avgpool_params p, uint64_t seed, int64_t divisor, std::initializer_list<avgpool_dtype> dtypes) {
   p.layout = AVGPOOL_LAYOUT_NHWC;
   check_variants(p, {AVGPOOL_LAYOUT_NHWC}, seed);
@@ -346,14 +360,7 @@ TEST_CASE("NCHW rows of one or two outputs: every dtype, numerics, divisors, spe
       {1, 2, 14000, 10, 9000, 10, 9000, 10, 0, 0, 0},
   };
   for (const Shape& s : shapes) {
-    avgpool_params p = s.params();
-    p.backend = AVGPOOL_BACKEND_CPU;
-    avgpool_plan* plan = nullptr;
-    REQUIRE(avgpool_plan_create(&p, &plan) == AVGPOOL_SUCCESS);
-    int64_t dims[4];
-    avgpool_plan_output_dims(plan, dims);
-    avgpool_plan_destroy(plan);
-    REQUIRE_MESSAGE(dims[3] <= 2, describe(p));
+    const avgpool_params p = cpu_params_with_row(s, 1, 2);
     check_variants(p, {AVGPOOL_LAYOUT_NCHW}, 17);
     for (int64_t divisor : {int64_t(1), int64_t(7)}) {  // divisor_override
       avgpool_params q = p;
@@ -378,14 +385,7 @@ TEST_CASE("f64 pytorch numerics, strided NCHW rows of 3-16 outputs: scalar rows,
       {2, 9, 40, 34, 17, 4, 3, 5, 8, 0, 1},
   };
   for (const Shape& s : shapes) {
-    avgpool_params p = s.params();
-    p.backend = AVGPOOL_BACKEND_CPU;
-    avgpool_plan* plan = nullptr;
-    REQUIRE(avgpool_plan_create(&p, &plan) == AVGPOOL_SUCCESS);
-    int64_t dims[4];
-    avgpool_plan_output_dims(plan, dims);
-    avgpool_plan_destroy(plan);
-    REQUIRE_MESSAGE((dims[3] >= 3 && dims[3] <= 16), describe(p));
+    const avgpool_params p = cpu_params_with_row(s, 3, 16);
     check_variants(p, {AVGPOOL_LAYOUT_NCHW}, 23);
     avgpool_params q = p;
     q.divisor_override = 5;

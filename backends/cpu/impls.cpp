@@ -123,7 +123,8 @@ constexpr int64_t kTallRows = 16;
 // 4.8x (pytorch numerics) faster in geomean, all faster; 0.63 -> 2.9-3.0x
 // the plain OpenMP loop (60 -> 2 below it); f64 3289x5x8x8 k1x4 s3x5
 // 5.76 -> 0.23 ms (loop 0.59). Rows of three or more outputs keep the
-// row kernels and the 16-plane path (not measured against this one).
+// row kernels and the 16-plane path, except f64 strided rows of up to
+// kScalarRowF64 outputs in pytorch numerics (the rule in plan_job).
 constexpr int64_t kScalarRow = 2;
 constexpr int64_t kScalarRowF64 = 16;
 constexpr int64_t kFewRows = 64;
@@ -190,8 +191,9 @@ void plan_job(const Problem& q, Isa isa, CpuConfigOf<A>* c) {
   // four doubles at a time (2-core AMD EPYC Zen 3 VM, 2026-12-04, two
   // threads, seeds 79-82: 1.1-3.6x on 7 of the 8 such configurations,
   // 29x246x33x40 k6 s6 3.6x, 1x446x75x42 k5 s5x3 2.6x, 3x908x14x72 k8 s9
-  // 0.74x; stride-1 rows 0.5x, wider strided rows mixed). The bits are
-  // PyTorch's on every path; AVX-512 (eight-lane gathers) was not measured.
+  // 0.74x; stride-1 rows 0.5x, wider strided rows mixed; the 29 of seeds
+  // 83-92, not tuned on: 2.33x, none slower). The bits are PyTorch's on
+  // every path; AVX-512 (eight-lane gathers) was not measured.
   const bool f64_strided_short = sizeof(A) == 8 && !fast && isa != Isa::kAvx512 && q.sw > 1 &&
                                  q.ow <= kScalarRowF64;
   j.short_rows = nchw && (q.ow <= kScalarRow || f64_strided_short) && !global;
