@@ -78,9 +78,6 @@ void check_same_bits_every_isa(const avgpool_params& p, avgpool_dtype dtype, avg
 }
 
 
-// p in NHWC against the reference in every variant (check_variants, from
-// seed), with divisor_override `divisor`, with special values, and the same
-// bits on every instruction set in each of dtypes and both numerics.
 // s on the CPU backend, required to give rows of lo to hi outputs (the
 // shapes of a test case are chosen for the path such rows take).
 avgpool_params cpu_params_with_row(const Shape& s, int64_t lo, int64_t hi) {
@@ -95,6 +92,9 @@ avgpool_params cpu_params_with_row(const Shape& s, int64_t lo, int64_t hi) {
   return p;
 }
 
+// p in NHWC against the reference in every variant (check_variants, from
+// seed), with divisor_override `divisor`, with special values, and the same
+// bits on every instruction set in each of dtypes and both numerics.
 void check_nhwc_pixels(avgpool_params p, uint64_t seed, int64_t divisor, std::initializer_list<avgpool_dtype> dtypes) {
   p.layout = AVGPOOL_LAYOUT_NHWC;
   check_variants(p, {AVGPOOL_LAYOUT_NHWC}, seed);
@@ -557,6 +557,24 @@ TEST_CASE("NHWC pixels in 32-byte vectors (AVX2): f32 and f64 of 1-40 channels, 
     for (Shape s : shapes) {
       s.c = c;
       check_nhwc_pixels(s.params(), 79 + (uint64_t)c, 5, {AVGPOOL_DTYPE_F32, AVGPOOL_DTYPE_F64});
+    }
+}
+
+TEST_CASE("NHWC windows one column wide: row sums first or window sums in registers, every numerics and instruction set") {
+  // Fast numerics sum f32/f64 one-column windows in registers from pixels
+  // of 64 bytes (kOneColumnPixel) on, and the rows first below that:
+  // channel counts on both sides of the bound in both types (f32 15/16, f64
+  // 7/8), wider pixels, windows overlapping down the plane and not,
+  // padding, ceil_mode, a divisor override, special values.
+  const Shape shapes[] = {
+      {2, 0, 30, 21, 4, 1, 4, 1, 2, 0, 0},
+      {1, 0, 41, 13, 11, 1, 3, 1, 5, 0, 1},
+      {3, 0, 17, 9, 3, 1, 1, 1, 1, 0, 1},
+  };
+  for (int64_t c : {7, 8, 15, 16, 17, 33, 70})
+    for (Shape s : shapes) {
+      s.c = c;
+      check_nhwc_pixels(s.params(), 131 + (uint64_t)c, 3, {AVGPOOL_DTYPE_F32, AVGPOOL_DTYPE_F64});
     }
 }
 

@@ -85,6 +85,7 @@ constexpr int64_t kHalfDirectRow = 8;            // and output rows of at least 
 constexpr int64_t kWideLoadBytes = int64_t(24) << 20;
 constexpr int64_t kShortSumRow = 256;            // elements of a row below which NHWC row sums may be skipped (plan_job)
 constexpr int64_t kRowPassAdds = 4;              // a row pass's set-up and tail in that rule, in vector adds
+constexpr int64_t kOneColumnPixel = 64;         // bytes of a pixel from which one-column NHWC windows skip row sums (plan_job)
 constexpr int64_t kSpanTarget = 4096;            // elements one block's windows span (<= 16 KiB f32)
 constexpr int64_t kNtBytes = int64_t(32) << 20;  // NHWC outputs streamed from this size on
 constexpr int64_t kUnitTarget = 32768;           // elements of work per parallel unit
@@ -288,8 +289,20 @@ void plan_job(const Problem& q, Isa isa, CpuConfigOf<A>* c) {
                           (double)q.ow * (double)q.kw * vecs;
   const bool short_rows_direct = !converts && q.kh > q.sh && q.kw > 1 && q.w * q.c < kShortSumRow &&
                                  direct_adds < 2 * sum_adds;
+  // Nor f32/f64 windows one column wide over pixels of kOneColumnPixel
+  // bytes or more: the row sums are then the outputs, and their second pass
+  // (the buffer read back, divided and stored) is all they add; summing
+  // each window in registers and storing it ran faster (2-core AMD EPYC Zen
+  // 3 VM, 2026-12-04, two threads, both ways in one process, rounds
+  // alternated, fastest of 11: tuned on the 67 NHWC f32/f64 one-column
+  // rows of sweep seeds 78-160, where pixels of under 32 bytes lost up to
+  // 0.65x, those of 32-99 bytes were level and those of 100 bytes or more
+  // gained 1.11x in geomean; the 45 of seeds 161-420 from 64 bytes, not
+  // tuned on: 1.14x, 31 faster by more than 10 %, 3 slower, worst
+  // 2x17x592x592 k11x1 s2x1 0.70x; 1x55x699x699 k8x1 s8x1 6.3 -> 5.3 ms).
+  const bool one_column_wide = !converts && q.kw == 1 && q.c * q.element_size >= kOneColumnPixel;
   if (!nchw && fast && !j.sep_s1 && (!converts || q.c < 16) && q.kh >= 3 && j.max_rows < kTallRows &&
-      !row_gaps && !half_short && !short_rows_direct)
+      !row_gaps && !half_short && !short_rows_direct && !one_column_wide)
     j.tall = j.presum = true;
   // Blocks that read f16/bf16 channel vectors directly (Job::half_direct):
   // 16 floats are one vector in every instruction set (simd.inl), and with
