@@ -395,6 +395,26 @@ TEST_CASE("f64 pytorch numerics, strided NCHW rows of 3-16 outputs: scalar rows,
   }
 }
 
+TEST_CASE("f64 pytorch numerics, strided NCHW rows of 17+ outputs: scalar rows from windows 4 columns wide, bitwise on every instruction set") {
+  // Job::short_rows takes these from kScalarWindowF64 columns on without
+  // AVX-512; the row kernels keep windows of 3 columns (the last shape).
+  // Plane counts that leave a partial group of four; padding, ceil_mode,
+  // gaps and overlaps along the row, tall windows, divisors.
+  const Shape shapes[] = {
+      {1, 7, 30, 120, 5, 4, 3, 4, 2, 2, 1},  {2, 3, 40, 200, 8, 11, 6, 9, 0, 5, 0},
+      {3, 2, 25, 90, 17, 6, 5, 2, 8, 3, 1},  {1, 5, 20, 70, 3, 3, 3, 3, 1, 1, 0},
+  };
+  for (const Shape& s : shapes) {
+    const avgpool_params p = cpu_params_with_row(s, 17, 1000);
+    check_variants(p, {AVGPOOL_LAYOUT_NCHW}, 37);
+    avgpool_params q = p;
+    q.divisor_override = 7;
+    check_variants(q, {AVGPOOL_LAYOUT_NCHW}, 41);
+    check_special_values(p, 43);
+    check_same_bits_every_isa(p, AVGPOOL_DTYPE_F64, AVGPOOL_NUMERICS_PYTORCH);
+  }
+}
+
 TEST_CASE("kernel 1x1: strided copies in both layouts, divisors, signed zeros") {
   // Job::single: each output is (0 + x) / divisor of one input element.
   const Shape shapes[] = {

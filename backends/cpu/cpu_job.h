@@ -77,7 +77,8 @@ struct Job {
   bool across;
   int64_t across_at;  // bytes: h * w pixels, then oh * ow outputs, 16 floats each
   int64_t col_terms;  // across: the window columns of one output row (sum of cols' lengths)
-  // NCHW rows of at most kScalarRow outputs (impls.cpp), not global
+  // NCHW rows of at most kScalarRow outputs, and f64 strided rows in
+  // pytorch numerics (impls.cpp), not global
   // pooling: each output's window summed in scalar straight from the input,
   // rows then columns from 0, four planes side by side (short_rows in
   // kernels.inl); units of a split job (nchunks) sum theirs in scalar from

@@ -124,10 +124,12 @@ constexpr int64_t kTallRows = 16;
 // 4.8x (pytorch numerics) faster in geomean, all faster; 0.63 -> 2.9-3.0x
 // the plain OpenMP loop (60 -> 2 below it); f64 3289x5x8x8 k1x4 s3x5
 // 5.76 -> 0.23 ms (loop 0.59). Rows of three or more outputs keep the
-// row kernels and the 16-plane path, except f64 strided rows of up to
-// kScalarRowF64 outputs in pytorch numerics (the rule in plan_job).
+// row kernels and the 16-plane path, except f64 strided rows in pytorch
+// numerics of up to kScalarRowF64 outputs or of windows kScalarWindowF64
+// columns wide or more (the rule in plan_job).
 constexpr int64_t kScalarRow = 2;
 constexpr int64_t kScalarRowF64 = 16;
+constexpr int64_t kScalarWindowF64 = 4;
 constexpr int64_t kFewRows = 64;
 constexpr int64_t kChunkElems = 65536;
 constexpr int64_t kSplitWindow = 4 * kChunkElems;  // elements of a short window split by rows
@@ -193,10 +195,19 @@ void plan_job(const Problem& q, Isa isa, CpuConfigOf<A>* c) {
   // threads, seeds 79-82: 1.1-3.6x on 7 of the 8 such configurations,
   // 29x246x33x40 k6 s6 3.6x, 1x446x75x42 k5 s5x3 2.6x, 3x908x14x72 k8 s9
   // 0.74x; stride-1 rows 0.5x, wider strided rows mixed; the 29 of seeds
-  // 83-92, not tuned on: 2.33x, none slower). The bits are PyTorch's on
-  // every path; AVX-512 (eight-lane gathers) was not measured.
+  // 83-92, not tuned on: 2.33x, none slower); and on longer strided rows
+  // of windows kScalarWindowF64 columns wide or more, which gather that
+  // many columns per output (the same VM, 2026-12-04, both ways in one
+  // process, rounds alternated, fastest of 7, two threads, f64 NCHW
+  // strided rows of 17+ outputs of sweep seeds 78-130: tuned on a third,
+  // 116, where scalar rows ran 1.26x faster overall but down to 0.42x on
+  // windows 1-3 columns wide, 1.48x from 4 columns (71, 2 slower by more
+  // than 10 %); another third, not tuned on: from 4 columns 1.51x over
+  // 85, 6 slower, worst 1x7x60x459 k1x5 s1x5 0.62x, up to 3.2x on
+  // 64x2x45x1769 k7x10 s7x11). The bits are PyTorch's on every path;
+  // AVX-512 (eight-lane gathers) was not measured.
   const bool f64_strided_short = sizeof(A) == 8 && !fast && isa != Isa::kAvx512 && q.sw > 1 &&
-                                 q.ow <= kScalarRowF64;
+                                 (q.ow <= kScalarRowF64 || q.kw >= kScalarWindowF64);
   j.short_rows = nchw && (q.ow <= kScalarRow || f64_strided_short) && !global;
   j.presum = !(j.short_rows && !j.tall) && ((fast && ((j.vec == 1 && q.sw > 1) || j.tall)) || column_windows);
   // Software prefetch where most input rows are read once (NCHW row sums,
