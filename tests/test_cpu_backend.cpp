@@ -106,6 +106,18 @@ void check_nhwc_pixels(avgpool_params p, uint64_t seed, int64_t divisor, std::in
     for (int numerics = 0; numerics < 2; ++numerics)
       check_same_bits_every_isa(p, dtype, (avgpool_numerics)numerics);
 }
+
+// p in NCHW against the reference in every variant (from seed), with a
+// divisor override, with special values, and in f64 pytorch numerics the
+// same bits on every instruction set.
+void check_nchw_f64_pytorch_rows(const avgpool_params& p, uint64_t seed) {
+  check_variants(p, {AVGPOOL_LAYOUT_NCHW}, seed);
+  avgpool_params q = p;
+  q.divisor_override = 5;
+  check_variants(q, {AVGPOOL_LAYOUT_NCHW}, seed + 6);
+  check_special_values(p, seed + 12);
+  check_same_bits_every_isa(p, AVGPOOL_DTYPE_F64, AVGPOOL_NUMERICS_PYTORCH);
+}
 }  // namespace
 
 TEST_SUITE("cpu") {
@@ -384,15 +396,7 @@ TEST_CASE("f64 pytorch numerics, strided NCHW rows of 3-16 outputs: scalar rows,
       {2, 3, 14, 72, 8, 8, 9, 9, 0, 0, 1},   {1, 6, 20, 47, 4, 7, 3, 3, 2, 3, 0},
       {2, 9, 40, 34, 17, 4, 3, 5, 8, 0, 1},
   };
-  for (const Shape& s : shapes) {
-    const avgpool_params p = cpu_params_with_row(s, 3, 16);
-    check_variants(p, {AVGPOOL_LAYOUT_NCHW}, 23);
-    avgpool_params q = p;
-    q.divisor_override = 5;
-    check_variants(q, {AVGPOOL_LAYOUT_NCHW}, 29);
-    check_special_values(p, 11);
-    check_same_bits_every_isa(p, AVGPOOL_DTYPE_F64, AVGPOOL_NUMERICS_PYTORCH);
-  }
+  for (const Shape& s : shapes) check_nchw_f64_pytorch_rows(cpu_params_with_row(s, 3, 16), 23);
 }
 
 TEST_CASE("f64 pytorch numerics, strided NCHW rows of 17+ outputs: scalar rows from windows 4 columns wide, bitwise on every instruction set") {
@@ -404,15 +408,7 @@ TEST_CASE("f64 pytorch numerics, strided NCHW rows of 17+ outputs: scalar rows f
       {1, 7, 30, 120, 5, 4, 3, 4, 2, 2, 1},  {2, 3, 40, 200, 8, 11, 6, 9, 0, 5, 0},
       {3, 2, 25, 90, 17, 6, 5, 2, 8, 3, 1},  {1, 5, 20, 70, 3, 3, 3, 3, 1, 1, 0},
   };
-  for (const Shape& s : shapes) {
-    const avgpool_params p = cpu_params_with_row(s, 17, 1000);
-    check_variants(p, {AVGPOOL_LAYOUT_NCHW}, 37);
-    avgpool_params q = p;
-    q.divisor_override = 7;
-    check_variants(q, {AVGPOOL_LAYOUT_NCHW}, 41);
-    check_special_values(p, 43);
-    check_same_bits_every_isa(p, AVGPOOL_DTYPE_F64, AVGPOOL_NUMERICS_PYTORCH);
-  }
+  for (const Shape& s : shapes) check_nchw_f64_pytorch_rows(cpu_params_with_row(s, 17, 1000), 37);
 }
 
 TEST_CASE("kernel 1x1: strided copies in both layouts, divisors, signed zeros") {
