@@ -85,7 +85,7 @@ constexpr int64_t kHalfDirectRow = 8;            // and output rows of at least 
 constexpr int64_t kWideLoadBytes = int64_t(24) << 20;
 constexpr int64_t kShortSumRow = 256;            // elements of a row below which NHWC row sums may be skipped (plan_job)
 constexpr int64_t kRowPassAdds = 4;              // a row pass's set-up and tail in that rule, in vector adds
-constexpr int64_t kOneColumnPixel = 64;         // bytes of a pixel from which one-column NHWC windows skip row sums (plan_job)
+constexpr int64_t kOneColumnPixel = 64;          // bytes of a pixel from which one-column NHWC windows skip row sums (plan_job)
 constexpr int64_t kSpanTarget = 4096;            // elements one block's windows span (<= 16 KiB f32)
 constexpr int64_t kNtBytes = int64_t(32) << 20;  // NHWC outputs streamed from this size on
 constexpr int64_t kUnitTarget = 32768;           // elements of work per parallel unit
@@ -206,9 +206,9 @@ void plan_job(const Problem& q, Isa isa, CpuConfigOf<A>* c) {
   // 85, 6 slower, worst 1x7x60x459 k1x5 s1x5 0.62x, up to 3.2x on
   // 64x2x45x1769 k7x10 s7x11). The bits are PyTorch's on every path;
   // AVX-512 (eight-lane gathers) was not measured.
-  const bool f64_strided_short = sizeof(A) == 8 && !fast && isa != Isa::kAvx512 && q.sw > 1 &&
-                                 (q.ow <= kScalarRowF64 || q.kw >= kScalarWindowF64);
-  j.short_rows = nchw && (q.ow <= kScalarRow || f64_strided_short) && !global;
+  const bool f64_scalar_rows = sizeof(A) == 8 && !fast && isa != Isa::kAvx512 && q.sw > 1 &&
+                               (q.ow <= kScalarRowF64 || q.kw >= kScalarWindowF64);
+  j.short_rows = nchw && (q.ow <= kScalarRow || f64_scalar_rows) && !global;
   j.presum = !(j.short_rows && !j.tall) && ((fast && ((j.vec == 1 && q.sw > 1) || j.tall)) || column_windows);
   // Software prefetch where most input rows are read once (NCHW row sums,
   // NHWC window sums).
