@@ -411,6 +411,31 @@ TEST_CASE("f64 pytorch numerics, strided NCHW rows of 17+ outputs: scalar rows f
   for (const Shape& s : shapes) check_nchw_f64_pytorch_rows(cpu_params_with_row(s, 17, 1000), 37);
 }
 
+TEST_CASE("fast numerics, strided NCHW windows of 7+ columns: runs of columns folded, every dtype and instruction set") {
+  // Job::window_runs from kRunWindow columns at column strides of 2 or more:
+  // rows that leave a partial group of outputs, windows of whole and partial
+  // 32-byte vectors (8, 9, 16, 17 columns), gaps and overlaps along the row,
+  // padding, ceil_mode, one-row windows summed from the input rows
+  // themselves, tall windows (row sums split over units: divisors of one);
+  // 6 columns stays on the vectors of outputs.
+  const Shape shapes[] = {
+      {2, 3, 9, 80, 3, 7, 2, 9, 1, 3, 0},     {1, 4, 6, 143, 1, 10, 1, 11, 0, 0, 0},
+      {3, 2, 12, 70, 4, 8, 3, 2, 2, 4, 1},    {1, 3, 20, 100, 2, 9, 2, 5, 0, 0, 1},
+      {1, 2, 40, 120, 17, 17, 3, 16, 8, 8, 0}, {1, 1, 300, 500, 300, 16, 300, 3, 0, 8, 0},
+      {2, 2, 10, 90, 3, 6, 3, 4, 1, 3, 0},
+  };
+  for (const Shape& s : shapes) {
+    const avgpool_params p = cpu_params_with_row(s, 3, 1000);
+    check_variants(p, {AVGPOOL_LAYOUT_NCHW}, 41);
+    avgpool_params q = p;
+    q.divisor_override = 7;
+    check_variants(q, {AVGPOOL_LAYOUT_NCHW}, 43);
+    check_special_values(p, 47);
+    for (int dtype = 0; dtype < 4; ++dtype)
+      check_same_bits_every_isa(p, (avgpool_dtype)dtype, AVGPOOL_NUMERICS_FAST);
+  }
+}
+
 TEST_CASE("kernel 1x1: strided copies in both layouts, divisors, signed zeros") {
   // Job::single: each output is (0 + x) / divisor of one input element.
   const Shape shapes[] = {
@@ -689,7 +714,7 @@ void check_input_before_unmapped_page(const avgpool_params& p, uint64_t seed) {
 }
 }  // namespace
 
-TEST_CASE("NHWC reads stay inside the input: an input that ends where an unmapped page begins") {
+TEST_CASE("reads stay inside the input (NHWC pixels, NCHW window runs): an input that ends where an unmapped page begins") {
   // NHWC pixels short of whole channel vectors are read masked (in every
   // dtype; the AVX2 build by ymm vectors of 8 floats or 4 doubles), and bf16
   // pixels of 17-32 channels of large inputs (bf16_pair_four,
@@ -717,6 +742,16 @@ TEST_CASE("NHWC reads stay inside the input: an input that ends where an unmappe
           s.c = c;
           check_input_before_unmapped_page(nhwc_cpu(s.params(), dtype, numerics), 67 + (uint64_t)c);
         }
+  // Fast numerics' runs of window columns (Job::window_runs) read one-row
+  // windows from the input rows; the last window ends at the input's end.
+  for (int64_t kw : {7, 9, 11, 17})
+    for (int dtype = 0; dtype < 4; ++dtype) {
+      avgpool_params p = shape_params(1, 2, 3, 3 * (kw + 2) + kw, 1, kw, 1, kw + 2, 0, 0, 0);
+      p.backend = AVGPOOL_BACKEND_CPU;
+      p.dtype = (avgpool_dtype)dtype;
+      p.numerics = AVGPOOL_NUMERICS_FAST;
+      check_input_before_unmapped_page(p, 73 + (uint64_t)kw);
+    }
   // Inputs of 24 MiB or more (Job::wide_loads: bf16 of 17-32 channels
   // reads whole vectors; the others masked): about 25 MiB, rows of 8
   // outputs ending at the last pixel.
