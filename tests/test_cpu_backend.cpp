@@ -108,15 +108,16 @@ void check_nhwc_pixels(avgpool_params p, uint64_t seed, int64_t divisor, std::in
 }
 
 // p in NCHW against the reference in every variant (from seed), with a
-// divisor override, with special values, and in f64 pytorch numerics the
-// same bits on every instruction set.
-void check_nchw_f64_pytorch_rows(const avgpool_params& p, uint64_t seed) {
+// divisor override, with special values, and in f64 the same bits on every
+// instruction set in both numerics.
+void check_nchw_f64_rows(const avgpool_params& p, uint64_t seed) {
   check_variants(p, {AVGPOOL_LAYOUT_NCHW}, seed);
   avgpool_params q = p;
   q.divisor_override = 5;
   check_variants(q, {AVGPOOL_LAYOUT_NCHW}, seed + 6);
   check_special_values(p, seed + 12);
-  check_same_bits_every_isa(p, AVGPOOL_DTYPE_F64, AVGPOOL_NUMERICS_PYTORCH);
+  for (int numerics = 0; numerics < 2; ++numerics)
+    check_same_bits_every_isa(p, AVGPOOL_DTYPE_F64, (avgpool_numerics)numerics);
 }
 }  // namespace
 
@@ -387,8 +388,11 @@ TEST_CASE("NCHW rows of one or two outputs: every dtype, numerics, divisors, spe
   }
 }
 
-TEST_CASE("f64 pytorch numerics, strided NCHW rows of 3-16 outputs: scalar rows, bitwise on every instruction set") {
-  // Job::short_rows also takes these without AVX-512 (kScalarRowF64).
+TEST_CASE("f64 strided NCHW rows of 3-16 outputs: scalar rows, the same bits on every instruction set") {
+  // Job::short_rows also takes these without AVX-512 (kScalarRowF64) in
+  // pytorch numerics, and on every instruction set in fast numerics for
+  // windows of up to kScalarRowsFast rows and fewer than kRunWindow columns
+  // (the first two shapes; the others stay on the row kernels or runs).
   // Plane counts that leave a partial group of four; padding, ceil_mode,
   // gaps and overlaps along the row, tall windows, divisors.
   const Shape shapes[] = {
@@ -396,7 +400,7 @@ TEST_CASE("f64 pytorch numerics, strided NCHW rows of 3-16 outputs: scalar rows,
       {2, 3, 14, 72, 8, 8, 9, 9, 0, 0, 1},   {1, 6, 20, 47, 4, 7, 3, 3, 2, 3, 0},
       {2, 9, 40, 34, 17, 4, 3, 5, 8, 0, 1},
   };
-  for (const Shape& s : shapes) check_nchw_f64_pytorch_rows(cpu_params_with_row(s, 3, 16), 23);
+  for (const Shape& s : shapes) check_nchw_f64_rows(cpu_params_with_row(s, 3, 16), 23);
 }
 
 TEST_CASE("f64 pytorch numerics, strided NCHW rows of 17+ outputs: scalar rows from windows 4 columns wide, bitwise on every instruction set") {
@@ -408,7 +412,7 @@ TEST_CASE("f64 pytorch numerics, strided NCHW rows of 17+ outputs: scalar rows f
       {1, 7, 30, 120, 5, 4, 3, 4, 2, 2, 1},  {2, 3, 40, 200, 8, 11, 6, 9, 0, 5, 0},
       {3, 2, 25, 90, 17, 6, 5, 2, 8, 3, 1},  {1, 5, 20, 70, 3, 3, 3, 3, 1, 1, 0},
   };
-  for (const Shape& s : shapes) check_nchw_f64_pytorch_rows(cpu_params_with_row(s, 17, 1000), 37);
+  for (const Shape& s : shapes) check_nchw_f64_rows(cpu_params_with_row(s, 17, 1000), 37);
 }
 
 TEST_CASE("fast numerics, strided NCHW windows of 7+ columns: runs of columns folded, every dtype and instruction set") {

@@ -130,6 +130,7 @@ constexpr int64_t kTallRows = 16;
 constexpr int64_t kScalarRow = 2;
 constexpr int64_t kScalarRowF64 = 16;
 constexpr int64_t kScalarWindowF64 = 4;
+constexpr int64_t kScalarRowsFast = 6;  // window rows up to which fast numerics take those f64 scalar rows
 constexpr int64_t kRunWindow = 7;  // columns from which fast numerics sum strided NCHW windows as runs (plan_job)
 constexpr int64_t kFewRows = 64;
 constexpr int64_t kChunkElems = 65536;
@@ -207,8 +208,20 @@ void plan_job(const Problem& q, Isa isa, CpuConfigOf<A>* c) {
   // 85, 6 slower, worst 1x7x60x459 k1x5 s1x5 0.62x, up to 3.2x on
   // 64x2x45x1769 k7x10 s7x11). The bits are PyTorch's on every path;
   // AVX-512 (eight-lane gathers) was not measured.
-  const bool f64_scalar_rows = sizeof(A) == 8 && !fast && isa != Isa::kAvx512 && q.sw > 1 &&
-                               (q.ow <= kScalarRowF64 || q.kw >= kScalarWindowF64);
+  // Fast numerics take them too for f64 strided rows of up to
+  // kScalarRowF64 outputs of windows of at most kScalarRowsFast rows and
+  // fewer than kRunWindow columns, on every instruction set (the path sets
+  // fast numerics' bits, so the rule cannot depend on it): the same VM,
+  // 2026-12-05, both ways in one process as above, sweep seeds 500-560:
+  // tuned on half of those rows, 52, where scalar rows ran 1.29x faster
+  // but 0.81x on windows of 7+ rows (the row sums serve them: 368x1x676x48
+  // k11x4 s6x4 0.47x), 1.44x up to 6 rows; the other half, not tuned on:
+  // the 42 of up to 6 rows 1.48x, 28 faster by more than 10 %, 5 slower,
+  // worst 2x413x94x94 k5 s4x6 0.69x. AVX-512 not measured.
+  const bool f64_scalar_rows =
+      sizeof(A) == 8 && q.sw > 1 &&
+      (fast ? q.ow <= kScalarRowF64 && q.kw < kRunWindow && q.kh <= kScalarRowsFast
+            : isa != Isa::kAvx512 && (q.ow <= kScalarRowF64 || q.kw >= kScalarWindowF64));
   j.short_rows = nchw && (q.ow <= kScalarRow || f64_scalar_rows) && !global;
   // Fast numerics, NCHW rows at column strides of 2 or more, windows of
   // kRunWindow columns or more (Job::window_runs): each window's columns are
