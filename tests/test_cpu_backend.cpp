@@ -440,6 +440,30 @@ TEST_CASE("fast numerics, strided NCHW windows of 7+ columns: runs of columns fo
   }
 }
 
+TEST_CASE("strided NCHW f32 windows of 3+ columns: transposed 8 at a time on AVX2, the same bits on every instruction set") {
+  // transposed_windows_ymm (AVX2 build; pytorch numerics, and fast
+  // numerics below kRunWindow columns): windows of one block of 8 columns
+  // or more (masked last block), rows that leave outputs past the last
+  // group of 8, gaps and overlaps along the row, padding, ceil_mode, tall
+  // windows, k3 s2 (over row sums in fast numerics: shuffles instead).
+  const Shape shapes[] = {
+      {2, 3, 12, 90, 3, 3, 2, 2, 1, 1, 0},    {1, 4, 9, 130, 2, 5, 2, 4, 1, 2, 1},
+      {3, 2, 20, 120, 4, 8, 3, 3, 2, 4, 0},   {1, 3, 14, 200, 1, 10, 1, 11, 0, 0, 0},
+      {1, 2, 30, 160, 5, 17, 5, 9, 2, 8, 1},  {1, 1, 60, 150, 20, 6, 4, 7, 10, 3, 0},
+  };
+  for (const Shape& s : shapes) {
+    const avgpool_params p = cpu_params_with_row(s, 9, 1000);
+    check_variants(p, {AVGPOOL_LAYOUT_NCHW}, 53);
+    avgpool_params q = p;
+    q.divisor_override = 5;
+    check_variants(q, {AVGPOOL_LAYOUT_NCHW}, 59);
+    check_special_values(p, 61);
+    for (int dtype : {AVGPOOL_DTYPE_F32, AVGPOOL_DTYPE_F16, AVGPOOL_DTYPE_BF16})
+      for (int numerics = 0; numerics < 2; ++numerics)
+        check_same_bits_every_isa(p, (avgpool_dtype)dtype, (avgpool_numerics)numerics);
+  }
+}
+
 TEST_CASE("kernel 1x1: strided copies in both layouts, divisors, signed zeros") {
   // Job::single: each output is (0 + x) / divisor of one input element.
   const Shape shapes[] = {
@@ -718,7 +742,7 @@ void check_input_before_unmapped_page(const avgpool_params& p, uint64_t seed) {
 }
 }  // namespace
 
-TEST_CASE("reads stay inside the input (NHWC pixels, NCHW window runs): an input that ends where an unmapped page begins") {
+TEST_CASE("reads stay inside the input (NHWC pixels, NCHW window runs and transposed windows): an input that ends where an unmapped page begins") {
   // NHWC pixels short of whole channel vectors are read masked (in every
   // dtype; the AVX2 build by ymm vectors of 8 floats or 4 doubles), and bf16
   // pixels of 17-32 channels of large inputs (bf16_pair_four,
@@ -746,16 +770,19 @@ TEST_CASE("reads stay inside the input (NHWC pixels, NCHW window runs): an input
           s.c = c;
           check_input_before_unmapped_page(nhwc_cpu(s.params(), dtype, numerics), 67 + (uint64_t)c);
         }
-  // Fast numerics' runs of window columns (Job::window_runs) read one-row
-  // windows from the input rows; the last window ends at the input's end.
-  for (int64_t kw : {7, 9, 11, 17})
-    for (int dtype = 0; dtype < 4; ++dtype) {
-      avgpool_params p = shape_params(1, 2, 3, 3 * (kw + 2) + kw, 1, kw, 1, kw + 2, 0, 0, 0);
-      p.backend = AVGPOOL_BACKEND_CPU;
-      p.dtype = (avgpool_dtype)dtype;
-      p.numerics = AVGPOOL_NUMERICS_FAST;
-      check_input_before_unmapped_page(p, 73 + (uint64_t)kw);
-    }
+  // Fast numerics' runs of window columns (Job::window_runs) and the AVX2
+  // transposed f32 windows read one-row windows from the input rows; the
+  // last window ends at the input's end (rows of 4 and 10 outputs).
+  for (int64_t kw : {3, 5, 7, 9, 11, 17})
+    for (int64_t ow : {4, 10})
+      for (int dtype = 0; dtype < 4; ++dtype)
+        for (int numerics = 0; numerics < 2; ++numerics) {
+          avgpool_params p = shape_params(1, 2, 3, (ow - 1) * (kw + 2) + kw, 1, kw, 1, kw + 2, 0, 0, 0);
+          p.backend = AVGPOOL_BACKEND_CPU;
+          p.dtype = (avgpool_dtype)dtype;
+          p.numerics = (avgpool_numerics)numerics;
+          check_input_before_unmapped_page(p, 73 + (uint64_t)kw);
+        }
   // Inputs of 24 MiB or more (Job::wide_loads: bf16 of 17-32 channels
   // reads whole vectors; the others masked): about 25 MiB, rows of 8
   // outputs ending at the last pixel.
