@@ -108,16 +108,20 @@ void check_nhwc_pixels(avgpool_params p, uint64_t seed, int64_t divisor, std::in
 }
 
 // p in NCHW against the reference in every variant (from seed), with a
-// divisor override, with special values, and in f64 the same bits on every
-// instruction set in both numerics.
-void check_nchw_f64_rows(const avgpool_params& p, uint64_t seed) {
+// divisor override, with special values, and the same bits on every
+// instruction set in each of dtypes and numerics.
+void check_nchw_rows(const avgpool_params& p, uint64_t seed, std::initializer_list<avgpool_dtype> dtypes,
+                     std::initializer_list<avgpool_numerics> numerics) {
   check_variants(p, {AVGPOOL_LAYOUT_NCHW}, seed);
   avgpool_params q = p;
   q.divisor_override = 5;
   check_variants(q, {AVGPOOL_LAYOUT_NCHW}, seed + 6);
   check_special_values(p, seed + 12);
-  for (int numerics = 0; numerics < 2; ++numerics)
-    check_same_bits_every_isa(p, AVGPOOL_DTYPE_F64, (avgpool_numerics)numerics);
+  for (avgpool_dtype dtype : dtypes)
+    for (avgpool_numerics num : numerics) check_same_bits_every_isa(p, dtype, num);
+}
+void check_nchw_f64_rows(const avgpool_params& p, uint64_t seed) {
+  check_nchw_rows(p, seed, {AVGPOOL_DTYPE_F64}, {AVGPOOL_NUMERICS_FAST, AVGPOOL_NUMERICS_PYTORCH});
 }
 }  // namespace
 
@@ -428,16 +432,9 @@ TEST_CASE("fast numerics, strided NCHW windows of 7+ columns: runs of columns fo
       {1, 2, 40, 120, 17, 17, 3, 16, 8, 8, 0}, {1, 1, 300, 500, 300, 16, 300, 3, 0, 8, 0},
       {2, 2, 10, 90, 3, 6, 3, 4, 1, 3, 0},
   };
-  for (const Shape& s : shapes) {
-    const avgpool_params p = cpu_params_with_row(s, 3, 1000);
-    check_variants(p, {AVGPOOL_LAYOUT_NCHW}, 41);
-    avgpool_params q = p;
-    q.divisor_override = 7;
-    check_variants(q, {AVGPOOL_LAYOUT_NCHW}, 43);
-    check_special_values(p, 47);
-    for (int dtype = 0; dtype < 4; ++dtype)
-      check_same_bits_every_isa(p, (avgpool_dtype)dtype, AVGPOOL_NUMERICS_FAST);
-  }
+  for (const Shape& s : shapes)
+    check_nchw_rows(cpu_params_with_row(s, 3, 1000), 41,
+                    {AVGPOOL_DTYPE_F32, AVGPOOL_DTYPE_F16, AVGPOOL_DTYPE_BF16, AVGPOOL_DTYPE_F64}, {AVGPOOL_NUMERICS_FAST});
 }
 
 TEST_CASE("strided NCHW f32 windows of 3+ columns: transposed 8 at a time on AVX2, the same bits on every instruction set") {
@@ -451,17 +448,9 @@ TEST_CASE("strided NCHW f32 windows of 3+ columns: transposed 8 at a time on AVX
       {3, 2, 20, 120, 4, 8, 3, 3, 2, 4, 0},   {1, 3, 14, 200, 1, 10, 1, 11, 0, 0, 0},
       {1, 2, 30, 160, 5, 17, 5, 9, 2, 8, 1},  {1, 1, 60, 150, 20, 6, 4, 7, 10, 3, 0},
   };
-  for (const Shape& s : shapes) {
-    const avgpool_params p = cpu_params_with_row(s, 9, 1000);
-    check_variants(p, {AVGPOOL_LAYOUT_NCHW}, 53);
-    avgpool_params q = p;
-    q.divisor_override = 5;
-    check_variants(q, {AVGPOOL_LAYOUT_NCHW}, 59);
-    check_special_values(p, 61);
-    for (int dtype : {AVGPOOL_DTYPE_F32, AVGPOOL_DTYPE_F16, AVGPOOL_DTYPE_BF16})
-      for (int numerics = 0; numerics < 2; ++numerics)
-        check_same_bits_every_isa(p, (avgpool_dtype)dtype, (avgpool_numerics)numerics);
-  }
+  for (const Shape& s : shapes)
+    check_nchw_rows(cpu_params_with_row(s, 9, 1000), 53, {AVGPOOL_DTYPE_F32, AVGPOOL_DTYPE_F16, AVGPOOL_DTYPE_BF16},
+                    {AVGPOOL_NUMERICS_FAST, AVGPOOL_NUMERICS_PYTORCH});
 }
 
 TEST_CASE("kernel 1x1: strided copies in both layouts, divisors, signed zeros") {
