@@ -776,7 +776,8 @@ void interior(const Job& jb, const A* const* hr, int64_t hn, int64_t base, int64
   // median (2x1x1727x1727 k11 s2 p3 47.5 -> 14.0 ms), fast numerics' 3-6
   // columns 1.07x over 80, none slower.
   if constexpr (is_f32<A>)
-    if (jb.kw >= kTransposeWindow && jb.sw >= 2 && jb.sw < (int64_t(1) << 26) && !(jb.kw == 3 && jb.sw == 2 && slack))
+    if (jb.kw >= kTransposeWindow && jb.sw >= 2 && jb.sw < (int64_t(1) << 26) &&
+        !(jb.kw == 3 && jb.sw == 2 && slack))
       return transposed_windows_ymm(hr, hn, base, n, jb.kw, jb.sw, div, rcp, out);
 #define AVGPOOL_INTERIOR_RUN interior_run_ymm
 #else
