@@ -224,19 +224,19 @@ void plan_job(const Problem& q, Isa isa, CpuConfigOf<A>* c) {
             : isa != Isa::kAvx512 && (q.ow <= kScalarRowF64 || q.kw >= kScalarWindowF64));
   j.short_rows = nchw && (q.ow <= kScalarRow || f64_scalar_rows) && !global;
   // Fast numerics, NCHW rows at column strides of 2 or more, windows of
-  // kRunWindow columns or more (Job::window_runs): each window's columns are
-  // summed as contiguous runs and folded, where the row kernels gather each
-  // window column for a vector of outputs (2-core AMD EPYC Zen 3 VM,
-  // 2026-12-04, AVX2, two threads, both ways in one process, rounds
+  // kRunWindow columns or more (Job::window_runs): each window's columns
+  // are summed as contiguous runs and folded, where the row kernels gather
+  // each window column for a vector of outputs (2-core AMD EPYC Zen 3 VM,
+  // 2026-12-04/05, AVX2, two threads, both ways in one process, rounds
   // alternated, fastest of 7: tuned on 295 NCHW rows of sweep seeds
   // 500-530 with column strides of 2 or more, where windows of 3-5 columns
   // lost (f32 3 columns 0.81x, down to 0.28x), 6 columns were level and
-  // from 7 columns every width gained, f32 1.03-1.12x and f64 1.03-1.12x in geomean; on the 204
-  // rows of 7+ columns of seeds 531-600, not tuned on: 1.057x, 48 faster by
-  // more than 10 %, none slower by as much, worst 0.91x; 67x64x47x77 k1x9
-  // s2x2 f32 16.2 -> 7.8 ms, 88x45x34x34 k1x11 s2x11 f64 7.3 -> 2.3, below
-  // the plain loop's 1.9 before). The fold's order is fixed, so every
-  // instruction set gives the same bits.
+  // from 7 columns every width gained, 1.03-1.12x in geomean in f32 and
+  // f64; on the 204 rows of 7+ columns of seeds 531-600, not tuned on:
+  // 1.057x, 48 faster by more than 10 %, none slower by as much, worst
+  // 0.91x; 67x64x47x77 k1x9 s2x2 f32 16.2 -> 7.8 ms, 88x45x34x34 k1x11
+  // s2x11 f64 7.3 -> 2.3, the plain loop 1.9). The fold's order is fixed,
+  // so every instruction set gives the same bits.
   j.window_runs = fast && nchw && q.sw >= 2 && q.kw >= kRunWindow;
   j.presum = !(j.short_rows && !j.tall) && ((fast && ((j.vec == 1 && q.sw > 1) || j.tall)) || column_windows);
   // Software prefetch where most input rows are read once (NCHW row sums,
