@@ -437,19 +437,23 @@ TEST_CASE("fast numerics, strided NCHW windows of 7+ columns: runs of columns fo
                     {AVGPOOL_DTYPE_F32, AVGPOOL_DTYPE_F16, AVGPOOL_DTYPE_BF16, AVGPOOL_DTYPE_F64}, {AVGPOOL_NUMERICS_FAST});
 }
 
-TEST_CASE("strided NCHW f32 windows of 3+ columns: transposed 8 at a time on AVX2, the same bits on every instruction set") {
-  // transposed_windows_ymm (AVX2 build; pytorch numerics, and fast
-  // numerics below kRunWindow columns): windows of one block of 8 columns
-  // or more (masked last block), rows that leave outputs past the last
-  // group of 8, gaps and overlaps along the row, padding, ceil_mode, tall
-  // windows, k3 s2 (over row sums in fast numerics: shuffles instead).
+TEST_CASE("strided NCHW windows of 3+ columns: transposed on AVX2, the same bits on every instruction set") {
+  // transposed_windows_ymm (AVX2 build, 8 floats or 4 doubles at a time;
+  // pytorch numerics, and fast numerics below kRunWindow columns): windows
+  // of one block of columns or more (masked last block), rows that leave
+  // outputs past the last group, gaps and overlaps along the row, padding,
+  // ceil_mode, tall windows, k3 s2 (over row sums in fast numerics:
+  // shuffles instead). f64 rows of 3 columns and 17+ outputs (pytorch
+  // numerics; the others take the scalar rows there).
   const Shape shapes[] = {
       {2, 3, 12, 90, 3, 3, 2, 2, 1, 1, 0},    {1, 4, 9, 130, 2, 5, 2, 4, 1, 2, 1},
       {3, 2, 20, 120, 4, 8, 3, 3, 2, 4, 0},   {1, 3, 14, 200, 1, 10, 1, 11, 0, 0, 0},
       {1, 2, 30, 160, 5, 17, 5, 9, 2, 8, 1},  {1, 1, 60, 150, 20, 6, 4, 7, 10, 3, 0},
+      {2, 2, 10, 80, 2, 3, 2, 3, 0, 1, 1},
   };
   for (const Shape& s : shapes)
-    check_nchw_rows(cpu_params_with_row(s, 9, 1000), 53, {AVGPOOL_DTYPE_F32, AVGPOOL_DTYPE_F16, AVGPOOL_DTYPE_BF16},
+    check_nchw_rows(cpu_params_with_row(s, 9, 1000), 53,
+                    {AVGPOOL_DTYPE_F32, AVGPOOL_DTYPE_F16, AVGPOOL_DTYPE_BF16, AVGPOOL_DTYPE_F64},
                     {AVGPOOL_NUMERICS_FAST, AVGPOOL_NUMERICS_PYTORCH});
 }
 

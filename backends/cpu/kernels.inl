@@ -413,39 +413,51 @@ void interior_run_ymm(const A* const* hr, int64_t hn, int64_t base, int64_t n, i
     out[i] = acc / div[i];
   }
 }
-constexpr int64_t kTransposeWindow = 3;  // columns from which strided f32 windows are transposed (interior)
-// Strided f32 windows on 32-byte vectors (AVX2 build): lane l is output
-// i + l; per window row, 8 columns of each of the 8 windows are loaded as
-// one vector each (the last block of columns masked) and transposed in
-// registers, then added column by column, so each lane adds its window's
-// columns left to right, rows in order: interior_run_ymm's sums, bit for
-// bit, with 8 loads and a transpose per 8 columns instead of 8 gathers.
-inline void transposed_windows_ymm(const float* const* hr, int64_t hn, int64_t base, int64_t n, int64_t kw,
-                                   int64_t sw, const float* div, const float* rcp, float* out) {
-  constexpr int N = 8;
+constexpr int64_t kTransposeWindow = 3;  // columns from which strided windows are transposed (interior)
+// 4 x 4 transpose of ymm vectors of doubles: v[l][j] -> v[j][l].
+inline void transpose4(nvec<double>* v) {
+  const __m256d t0 = _mm256_unpacklo_pd((__m256d)v[0], (__m256d)v[1]), t1 = _mm256_unpackhi_pd((__m256d)v[0], (__m256d)v[1]);
+  const __m256d t2 = _mm256_unpacklo_pd((__m256d)v[2], (__m256d)v[3]), t3 = _mm256_unpackhi_pd((__m256d)v[2], (__m256d)v[3]);
+  v[0] = (nvec<double>)_mm256_permute2f128_pd(t0, t2, 0x20);
+  v[1] = (nvec<double>)_mm256_permute2f128_pd(t1, t3, 0x20);
+  v[2] = (nvec<double>)_mm256_permute2f128_pd(t0, t2, 0x31);
+  v[3] = (nvec<double>)_mm256_permute2f128_pd(t1, t3, 0x31);
+}
+// Strided windows on 32-byte vectors (AVX2 build): lane l is output i + l;
+// per window row, N columns (8 floats, 4 doubles) of each of the N windows
+// are loaded as one vector each (the last block of columns masked) and
+// transposed in registers, then added column by column, so each lane adds
+// its window's columns left to right, rows in order: interior_run_ymm's
+// sums, bit for bit, with N loads and a transpose per N columns instead of
+// N gathers.
+template <class A>
+void transposed_windows_ymm(const A* const* hr, int64_t hn, int64_t base, int64_t n, int64_t kw, int64_t sw,
+                            const A* div, const A* rcp, A* out) {
+  constexpr int N = nar<A>::n;
   int64_t i = 0;
   for (; i + N <= n; i += N) {
-    nvec<float> a = nvec<float>{};
+    nvec<A> a = nvec<A>{};
     for (int64_t r = 0; r < hn; ++r) {
-      const float* row = hr[r] + base + i * sw;
+      const A* row = hr[r] + base + i * sw;
       for (int64_t j0 = 0; j0 < kw; j0 += N) {
         const int64_t k = imin(N, kw - j0);
-        nvec<float> v[N];
-        for (int q = 0; q < N; ++q) v[q] = nload<float, float>(row + q * sw + j0, k);
-        transpose8(v);
+        nvec<A> v[N];
+        for (int q = 0; q < N; ++q) v[q] = nload<A, A>(row + q * sw + j0, k);
+        if constexpr (is_f32<A>) transpose8(v);
+        else transpose4(v);
         for (int64_t j = 0; j < k; ++j) a += v[j];
       }
     }
-    const nvec<float> d = nload<float, float>(div + i, N);
-    nstore<float, float>(out + i, rcp ? nquot<float>(a, d, nload<float, float>(rcp + i, N)) : a / d, N);
+    const nvec<A> d = nload<A, A>(div + i, N);
+    nstore<A, A>(out + i, rcp ? nquot<A>(a, d, nload<A, A>(rcp + i, N)) : a / d, N);
   }
   for (; i < n; ++i) {
-    float acc = 0.0f;
+    A acc = A(0);
     for (int64_t r = 0; r < hn; ++r) {
-      const float* row = hr[r] + base + i * sw;
+      const A* row = hr[r] + base + i * sw;
       for (int64_t j = 0; j < kw; ++j) acc += row[j];
     }
-    out[i] = rcp ? nquot<float>(nvec<float>{} + acc, nvec<float>{} + div[i], nvec<float>{} + rcp[i])[0] : acc / div[i];
+    out[i] = rcp ? nquot<A>(nvec<A>{} + acc, nvec<A>{} + div[i], nvec<A>{} + rcp[i])[0] : acc / div[i];
   }
 }
 #endif
@@ -763,9 +775,10 @@ void interior(const Job& jb, const A* const* hr, int64_t hn, int64_t base, int64
   }
 #endif
 #if defined(AVGPOOL_CPU_NARROW_NHWC)
-  // f32 windows of kTransposeWindow columns or more at column strides of 2
-  // or more, but for k3 s2 over row sums (neven's shuffles below):
-  // transposed 8 columns at a time instead of gathered column by column.
+  // Windows of kTransposeWindow columns or more at column strides of 2 or
+  // more, but for k3 s2 over row sums (neven's shuffles below): transposed
+  // 8 (f32) or 4 (f64) columns at a time instead of gathered column by
+  // column.
   // 2-core AMD EPYC Zen 3 VM, 2026-12-05, two threads, both ways in one
   // process, rounds alternated, fastest of 7, NCHW f32/f16/bf16 rows of 3+
   // outputs: tuned on sweep seeds 500-530, pytorch numerics 1.35x over
@@ -774,11 +787,14 @@ void interior(const Job& jb, const A* const* hr, int64_t hn, int64_t base, int64
   // sums 0.88x); on seeds 531-600, not tuned on: pytorch numerics 1.31x
   // over 209, 81 faster by more than 10 %, none slower by as much in the
   // median (2x1x1727x1727 k11 s2 p3 47.5 -> 14.0 ms), fast numerics' 3-6
-  // columns 1.07x over 80, none slower.
-  if constexpr (is_f32<A>)
-    if (jb.kw >= kTransposeWindow && jb.sw >= 2 && jb.sw < (int64_t(1) << 26) &&
-        !(jb.kw == 3 && jb.sw == 2 && slack))
-      return transposed_windows_ymm(hr, hn, base, n, jb.kw, jb.sw, div, rcp, out);
+  // columns 1.07x over 80, none slower. f64, the rows neither the scalar
+  // rows nor the runs take (the same runs, seeds 500-560): tuned on half,
+  // windows of 1-2 columns level, 3-6 columns 1.05-1.27x; the other half,
+  // not tuned on, from 3 columns: 1.13x over 101 (pytorch numerics 1.22x
+  // over 15), one slower by more than 10 % (20x109x81x81 k3 s3 p1 0.84x).
+  if (jb.kw >= kTransposeWindow && jb.sw >= 2 && jb.sw < (int64_t(1) << 26) &&
+      !(jb.kw == 3 && jb.sw == 2 && slack))
+    return transposed_windows_ymm(hr, hn, base, n, jb.kw, jb.sw, div, rcp, out);
 #define AVGPOOL_INTERIOR_RUN interior_run_ymm
 #else
 #define AVGPOOL_INTERIOR_RUN interior_run
