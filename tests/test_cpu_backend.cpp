@@ -407,9 +407,11 @@ TEST_CASE("f64 strided NCHW rows of 3-16 outputs: scalar rows, the same bits on 
   for (const Shape& s : shapes) check_nchw_f64_rows(cpu_params_with_row(s, 3, 16), 23);
 }
 
-TEST_CASE("f64 pytorch numerics, strided NCHW rows of 17+ outputs: scalar rows from windows 4 columns wide, bitwise on every instruction set") {
-  // Job::short_rows takes these from kScalarWindowF64 columns on without
-  // AVX-512; the row kernels keep windows of 3 columns (the last shape).
+TEST_CASE("f64 strided NCHW rows of 17+ outputs: transposed on AVX2, scalar rows on the base set, the same bits") {
+  // Pytorch numerics: Job::short_rows on the base instruction set from
+  // kScalarWindowF64 columns on, the AVX2 row kernels' transposed windows
+  // (the gathers below 3 columns: none here); fast numerics: runs from
+  // kRunWindow columns (the second shape), the transposed windows below.
   // Plane counts that leave a partial group of four; padding, ceil_mode,
   // gaps and overlaps along the row, tall windows, divisors.
   const Shape shapes[] = {

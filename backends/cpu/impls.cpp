@@ -124,9 +124,9 @@ constexpr int64_t kTallRows = 16;
 // 4.8x (pytorch numerics) faster in geomean, all faster; 0.63 -> 2.9-3.0x
 // the plain OpenMP loop (60 -> 2 below it); f64 3289x5x8x8 k1x4 s3x5
 // 5.76 -> 0.23 ms (loop 0.59). Rows of three or more outputs keep the
-// row kernels and the 16-plane path, except f64 strided rows in pytorch
-// numerics of up to kScalarRowF64 outputs or of windows kScalarWindowF64
-// columns wide or more (the rule in plan_job).
+// row kernels and the 16-plane path, except f64 strided rows of up to
+// kScalarRowF64 outputs and, on the base instruction set, of windows
+// kScalarWindowF64 columns wide or more (the rules in plan_job).
 constexpr int64_t kScalarRow = 2;
 constexpr int64_t kScalarRowF64 = 16;
 constexpr int64_t kScalarWindowF64 = 4;
@@ -197,16 +197,18 @@ void plan_job(const Problem& q, Isa isa, CpuConfigOf<A>* c) {
   // threads, seeds 79-82: 1.1-3.6x on 7 of the 8 such configurations,
   // 29x246x33x40 k6 s6 3.6x, 1x446x75x42 k5 s5x3 2.6x, 3x908x14x72 k8 s9
   // 0.74x; stride-1 rows 0.5x, wider strided rows mixed; the 29 of seeds
-  // 83-92, not tuned on: 2.33x, none slower); and on longer strided rows
-  // of windows kScalarWindowF64 columns wide or more, which gather that
-  // many columns per output (the same VM, 2026-12-04, both ways in one
-  // process, rounds alternated, fastest of 7, two threads, f64 NCHW
-  // strided rows of 17+ outputs of sweep seeds 78-130: tuned on a third,
-  // 116, where scalar rows ran 1.26x faster overall but down to 0.42x on
-  // windows 1-3 columns wide, 1.48x from 4 columns (71, 2 slower by more
-  // than 10 %); another third, not tuned on: from 4 columns 1.51x over
-  // 85, 6 slower, worst 1x7x60x459 k1x5 s1x5 0.62x, up to 3.2x on
-  // 64x2x45x1769 k7x10 s7x11). The bits are PyTorch's on every path;
+  // 83-92, not tuned on: 2.33x, none slower); and, on the base
+  // instruction set, on longer strided rows of windows kScalarWindowF64
+  // columns wide or more, which gather that many columns per output (the
+  // same VM, 2026-12-04, both ways in one process, rounds alternated,
+  // fastest of 7, two threads, AVX2 then gathering too, f64 NCHW strided
+  // rows of 17+ outputs of sweep seeds 78-130: from 4 columns 1.51x over
+  // 85 not tuned on, 6 slower). On AVX2 the row kernels now transpose
+  // those windows (transposed_windows_ymm) and ran 1.61x faster than the
+  // scalar rows over 141 such rows of seeds 500-560 not tuned on (2026-12-05,
+  // 2 slower by more than 10 %, worst 1x174x116x110 k1x7 s2x4 0.79x), while
+  // on rows of up to kScalarRowF64 outputs the scalar rows stayed ahead
+  // (transposed 0.81x over 90). The bits are PyTorch's on every path;
   // AVX-512 (eight-lane gathers) was not measured.
   // Fast numerics take them too for f64 strided rows of up to
   // kScalarRowF64 outputs of windows of at most kScalarRowsFast rows and
@@ -221,7 +223,7 @@ void plan_job(const Problem& q, Isa isa, CpuConfigOf<A>* c) {
   const bool f64_scalar_rows =
       sizeof(A) == 8 && q.sw > 1 &&
       (fast ? q.ow <= kScalarRowF64 && q.kw < kRunWindow && q.kh <= kScalarRowsFast
-            : isa != Isa::kAvx512 && (q.ow <= kScalarRowF64 || q.kw >= kScalarWindowF64));
+            : isa != Isa::kAvx512 && (q.ow <= kScalarRowF64 || (isa == Isa::kBase && q.kw >= kScalarWindowF64)));
   j.short_rows = nchw && (q.ow <= kScalarRow || f64_scalar_rows) && !global;
   // Fast numerics, NCHW rows at column strides of 2 or more, windows of
   // kRunWindow columns or more (Job::window_runs): each window's columns
