@@ -395,8 +395,8 @@ TEST_CASE("NCHW rows of one or two outputs: every dtype, numerics, divisors, spe
 TEST_CASE("f64 strided NCHW rows of 3-16 outputs: scalar rows, the same bits on every instruction set") {
   // Job::short_rows also takes these without AVX-512 (kScalarRowF64) in
   // pytorch numerics, and on every instruction set in fast numerics for
-  // windows of up to kScalarRowsFast rows and fewer than kRunWindow columns
-  // (the first two shapes; the others stay on the row kernels or runs).
+  // windows of up to kScalarRowsFast rows and fewer than kScalarColumnsFast
+  // columns (the first two shapes; the others stay on the row kernels).
   // Plane counts that leave a partial group of four; padding, ceil_mode,
   // gaps and overlaps along the row, tall windows, divisors.
   const Shape shapes[] = {
@@ -410,8 +410,8 @@ TEST_CASE("f64 strided NCHW rows of 3-16 outputs: scalar rows, the same bits on 
 TEST_CASE("f64 strided NCHW rows of 17+ outputs: transposed on AVX2, scalar rows on the base set, the same bits") {
   // Pytorch numerics: Job::short_rows on the base instruction set from
   // kScalarWindowF64 columns on, the AVX2 row kernels' transposed windows
-  // (the gathers below 3 columns: none here); fast numerics: runs from
-  // kRunWindow columns (the second shape), the transposed windows below.
+  // (the gathers below 3 columns: none here); fast numerics: the row
+  // kernels over row sums.
   // Plane counts that leave a partial group of four; padding, ceil_mode,
   // gaps and overlaps along the row, tall windows, divisors.
   const Shape shapes[] = {
@@ -421,13 +421,12 @@ TEST_CASE("f64 strided NCHW rows of 17+ outputs: transposed on AVX2, scalar rows
   for (const Shape& s : shapes) check_nchw_f64_rows(cpu_params_with_row(s, 17, 1000), 37);
 }
 
-TEST_CASE("fast numerics, strided NCHW windows of 7+ columns: runs of columns folded, every dtype and instruction set") {
-  // Job::window_runs from kRunWindow columns at column strides of 2 or more:
-  // rows that leave a partial group of outputs, windows of whole and partial
-  // 32-byte vectors (8, 9, 16, 17 columns), gaps and overlaps along the row,
+TEST_CASE("fast numerics, strided NCHW windows of 6+ columns: every dtype and instruction set") {
+  // The row kernels' wide windows (transposed on AVX2): rows that leave a
+  // partial group of outputs, windows of whole and partial blocks of
+  // columns (8, 9, 16, 17 columns), gaps and overlaps along the row,
   // padding, ceil_mode, one-row windows summed from the input rows
-  // themselves, tall windows (row sums split over units: divisors of one);
-  // 6 columns stays on the vectors of outputs.
+  // themselves, tall windows (row sums split over units: divisors of one).
   const Shape shapes[] = {
       {2, 3, 9, 80, 3, 7, 2, 9, 1, 3, 0},     {1, 4, 6, 143, 1, 10, 1, 11, 0, 0, 0},
       {3, 2, 12, 70, 4, 8, 3, 2, 2, 4, 1},    {1, 3, 20, 100, 2, 9, 2, 5, 0, 0, 1},
@@ -441,7 +440,7 @@ TEST_CASE("fast numerics, strided NCHW windows of 7+ columns: runs of columns fo
 
 TEST_CASE("strided NCHW windows of 3+ columns: transposed on AVX2, the same bits on every instruction set") {
   // transposed_windows_ymm (AVX2 build, 8 floats or 4 doubles at a time;
-  // pytorch numerics, and fast numerics below kRunWindow columns): windows
+  // pytorch numerics and fast numerics): windows
   // of one block of columns or more (masked last block), rows that leave
   // outputs past the last group, gaps and overlaps along the row, padding,
   // ceil_mode, tall windows, k3 s2 (over row sums in fast numerics:
@@ -737,7 +736,7 @@ void check_input_before_unmapped_page(const avgpool_params& p, uint64_t seed) {
 }
 }  // namespace
 
-TEST_CASE("reads stay inside the input (NHWC pixels, NCHW window runs and transposed windows): an input that ends where an unmapped page begins") {
+TEST_CASE("reads stay inside the input (NHWC pixels, NCHW transposed windows): an input that ends where an unmapped page begins") {
   // NHWC pixels short of whole channel vectors are read masked (in every
   // dtype; the AVX2 build by ymm vectors of 8 floats or 4 doubles), and bf16
   // pixels of 17-32 channels of large inputs (bf16_pair_four,
@@ -765,9 +764,8 @@ TEST_CASE("reads stay inside the input (NHWC pixels, NCHW window runs and transp
           s.c = c;
           check_input_before_unmapped_page(nhwc_cpu(s.params(), dtype, numerics), 67 + (uint64_t)c);
         }
-  // Fast numerics' runs of window columns (Job::window_runs) and the AVX2
-  // transposed f32 windows read one-row windows from the input rows; the
-  // last window ends at the input's end (rows of 4 and 10 outputs).
+  // The AVX2 transposed windows read one-row windows from the input rows;
+  // the last window ends at the input's end (rows of 4 and 10 outputs).
   for (int64_t kw : {3, 5, 7, 9, 11, 17})
     for (int64_t ow : {4, 10})
       for (int dtype = 0; dtype < 4; ++dtype)

@@ -84,9 +84,6 @@ struct Job {
   // kernels.inl); units of a split job (nchunks) sum theirs in scalar from
   // the window rows (horizontal_nchw). No row sums first unless tall.
   bool short_rows;
-  // Fast numerics, NCHW, strided rows: each interior window summed as runs
-  // of its columns in 32-byte vectors, then folded (window_runs in kernels.inl).
-  bool window_runs;
   // Software prefetch where input rows are read once (2 * sh >= kh).
   bool prefetch;
   // NHWC, f32/f64, channels a multiple of one vector, output far larger than

@@ -131,7 +131,7 @@ constexpr int64_t kScalarRow = 2;
 constexpr int64_t kScalarRowF64 = 16;
 constexpr int64_t kScalarWindowF64 = 4;
 constexpr int64_t kScalarRowsFast = 6;  // window rows up to which fast numerics take those f64 scalar rows
-constexpr int64_t kRunWindow = 7;  // columns from which fast numerics sum strided NCHW windows as runs (plan_job)
+constexpr int64_t kScalarColumnsFast = 7;  // window columns below which fast numerics take those f64 scalar rows
 constexpr int64_t kFewRows = 64;
 constexpr int64_t kChunkElems = 65536;
 constexpr int64_t kSplitWindow = 4 * kChunkElems;  // elements of a short window split by rows
@@ -212,34 +212,21 @@ void plan_job(const Problem& q, Isa isa, CpuConfigOf<A>* c) {
   // AVX-512 (eight-lane gathers) was not measured.
   // Fast numerics take them too for f64 strided rows of up to
   // kScalarRowF64 outputs of windows of at most kScalarRowsFast rows and
-  // fewer than kRunWindow columns, on every instruction set (the path sets
-  // fast numerics' bits, so the rule cannot depend on it): the same VM,
-  // 2026-12-05, both ways in one process as above, sweep seeds 500-560:
+  // fewer than kScalarColumnsFast columns (wider ones were not measured
+  // there), on every instruction set (the path sets fast numerics' bits,
+  // so the rule cannot depend on it): the same VM, 2026-12-05, both ways
+  // in one process as above, against the gathers, sweep seeds 500-560:
   // tuned on half of those rows, 52, where scalar rows ran 1.29x faster
   // but 0.81x on windows of 7+ rows (the row sums serve them: 368x1x676x48
   // k11x4 s6x4 0.47x), 1.44x up to 6 rows; the other half, not tuned on:
   // the 42 of up to 6 rows 1.48x, 28 faster by more than 10 %, 5 slower,
-  // worst 2x413x94x94 k5 s4x6 0.69x. AVX-512 not measured.
+  // worst 2x413x94x94 k5 s4x6 0.69x; the AVX2 transposed windows there
+  // instead: 0.80x over 30. AVX-512 not measured.
   const bool f64_scalar_rows =
       sizeof(A) == 8 && q.sw > 1 &&
-      (fast ? q.ow <= kScalarRowF64 && q.kw < kRunWindow && q.kh <= kScalarRowsFast
+      (fast ? q.ow <= kScalarRowF64 && q.kw < kScalarColumnsFast && q.kh <= kScalarRowsFast
             : isa != Isa::kAvx512 && (q.ow <= kScalarRowF64 || (isa == Isa::kBase && q.kw >= kScalarWindowF64)));
   j.short_rows = nchw && (q.ow <= kScalarRow || f64_scalar_rows) && !global;
-  // Fast numerics, NCHW rows at column strides of 2 or more, windows of
-  // kRunWindow columns or more (Job::window_runs): each window's columns
-  // are summed as contiguous runs and folded, where the row kernels gather
-  // each window column for a vector of outputs (2-core AMD EPYC Zen 3 VM,
-  // 2026-12-04/05, AVX2, two threads, both ways in one process, rounds
-  // alternated, fastest of 7: tuned on 295 NCHW rows of sweep seeds
-  // 500-530 with column strides of 2 or more, where windows of 3-5 columns
-  // lost (f32 3 columns 0.81x, down to 0.28x), 6 columns were level and
-  // from 7 columns every width gained, 1.03-1.12x in geomean in f32 and
-  // f64; on the 204 rows of 7+ columns of seeds 531-600, not tuned on:
-  // 1.057x, 48 faster by more than 10 %, none slower by as much, worst
-  // 0.91x; 67x64x47x77 k1x9 s2x2 f32 16.2 -> 7.8 ms, 88x45x34x34 k1x11
-  // s2x11 f64 7.3 -> 2.3, the plain loop 1.9). The fold's order is fixed,
-  // so every instruction set gives the same bits.
-  j.window_runs = fast && nchw && q.sw >= 2 && q.kw >= kRunWindow;
   j.presum = !(j.short_rows && !j.tall) && ((fast && ((j.vec == 1 && q.sw > 1) || j.tall)) || column_windows);
   // Software prefetch where most input rows are read once (NCHW row sums,
   // NHWC window sums).

@@ -59,15 +59,11 @@ constexpr int64_t kPrefetchOut = 256;  // elements ahead of the outputs being wr
 constexpr int64_t kConvPiece = 256;
 constexpr int64_t kConvAhead = 1024;
 
-#if defined(__AVX2__) && defined(__F16C__) && defined(__FMA__)
-// 32-byte vectors (`nvec`: 8 floats, 4 doubles): in the AVX2 build for the
-// loops whose 64-byte vec<A> GCC 12 moved through the stack and general
-// registers instead of keeping it in two ymm registers (see
-// horizontal_nhwc_narrow); in the AVX2 and AVX-512 builds for window_runs.
-#define AVGPOOL_CPU_YMM 1
-#if !defined(__AVX512F__)
+#if defined(__AVX2__) && !defined(__AVX512F__) && defined(__F16C__) && defined(__FMA__)
+// AVX2: 32-byte vectors (`nvec`: 8 floats, 4 doubles) for the loops whose
+// 64-byte vec<A> GCC 12 moved through the stack and general registers
+// instead of keeping it in two ymm registers (see horizontal_nhwc_narrow).
 #define AVGPOOL_CPU_NARROW_NHWC 1
-#endif
 template <class A> struct nar;
 template <> struct nar<float> {
   typedef float v __attribute__((vector_size(32)));
@@ -656,95 +652,9 @@ void tall_rows(const A* const* hr, int64_t hn, int64_t base, int64_t n, int64_t 
   }
 }
 
-// ---- step 3, NCHW, fast numerics: each window's columns as runs (Job::window_runs)
-// Outputs i in [0, n): out[i] = the sum of the hn rows' columns [base + i *
-// sw, + kw), each row's run taken 32 bytes at a time (lanes of L = 8 floats
-// or 4 doubles; a last partial vector reads nothing past the window) into
-// one vector of lane sums per output, rows in order, then the lanes folded
-// in one fixed tree: ((l0 + l1) + (l2 + l3)) + ((l4 + l5) + (l6 + l7)) for
-// floats, (l0 + l1) + (l2 + l3) for doubles. The same bits on every
-// instruction set: the AVX2 and AVX-512 builds fold L outputs at once
-// with horizontal adds (the same pairs), the base build each output in
-// scalar. Vectorized across outputs instead (interior_run), strided
-// windows take a gather per window column and vector of outputs.
-template <class A> struct run32 {
-  typedef A v __attribute__((vector_size(32)));
-  typedef A vu __attribute__((vector_size(32), aligned(sizeof(A)), may_alias));
-  static constexpr int n = 32 / (int)sizeof(A);
-};
-template <class A> inline typename run32<A>::v run_load(const A* p, int64_t k) {
-#if defined(AVGPOOL_CPU_YMM)
-  return nload<A, A>(p, k);
-#else
-  if (k == run32<A>::n) return *reinterpret_cast<const typename run32<A>::vu*>(p);
-  typename run32<A>::v x = {};
-  for (int64_t l = 0; l < k; ++l) x[l] = p[l];
-  return x;
-#endif
-}
-template <class A> inline typename run32<A>::v run_window(const A* const* hr, int64_t hn, int64_t at, int64_t kw) {
-  constexpr int L = run32<A>::n;
-  typename run32<A>::v a = {};
-  for (int64_t r = 0; r < hn; ++r) {
-    const A* p = hr[r] + at;
-    int64_t x = 0;
-    for (; x + L <= kw; x += L) a += *reinterpret_cast<const typename run32<A>::vu*>(p + x);
-    if (x < kw) a += run_load(p + x, kw - x);
-  }
-  return a;
-}
-
-#if defined(AVGPOOL_CPU_YMM)
-// Lane q of the result: the fold of a[q].
-template <class A> inline nvec<A> run_fold(const nvec<A>* a) {
-  if constexpr (is_f32<A>) {
-    const __m256 lo = _mm256_hadd_ps(_mm256_hadd_ps((__m256)a[0], (__m256)a[1]),
-                                     _mm256_hadd_ps((__m256)a[2], (__m256)a[3]));
-    const __m256 hi = _mm256_hadd_ps(_mm256_hadd_ps((__m256)a[4], (__m256)a[5]),
-                                     _mm256_hadd_ps((__m256)a[6], (__m256)a[7]));
-    return (nvec<A>)_mm256_add_ps(_mm256_permute2f128_ps(lo, hi, 0x20), _mm256_permute2f128_ps(lo, hi, 0x31));
-  } else {
-    const __m256d x = _mm256_hadd_pd((__m256d)a[0], (__m256d)a[1]), y = _mm256_hadd_pd((__m256d)a[2], (__m256d)a[3]);
-    return (nvec<A>)_mm256_add_pd(_mm256_permute2f128_pd(x, y, 0x20), _mm256_permute2f128_pd(x, y, 0x31));
-  }
-}
-
-template <class A>
-void window_runs(const A* const* hr, int64_t hn, int64_t base, int64_t n, int64_t kw, int64_t sw, const A* div,
-                 const A* rcp, A* out) {
-  constexpr int L = run32<A>::n;
-  for (int64_t i = 0; i < n; i += L) {
-    const int64_t m = imin(L, n - i);
-    nvec<A> a[L];
-    for (int q = 0; q < L; ++q) a[q] = q < m ? run_window(hr, hn, base + (i + q) * sw, kw) : nvec<A>{};
-    const nvec<A> s = run_fold<A>(a), d = nload<A, A>(div + i, m);
-    nstore<A, A>(out + i, rcp ? nquot<A>(s, d, nload<A, A>(rcp + i, m)) : s / d, m);
-  }
-}
-#else
-template <class A> inline A run_fold(typename run32<A>::v a) {
-  if constexpr (is_f32<A>) return ((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7]));
-  else return (a[0] + a[1]) + (a[2] + a[3]);
-}
-
-template <class A>
-void window_runs(const A* const* hr, int64_t hn, int64_t base, int64_t n, int64_t kw, int64_t sw, const A* div,
-                 const A* rcp, A* out) {
-  constexpr int N = simd<A>::n;
-  for (int64_t i = 0; i < n; i += N) {
-    const int64_t m = imin(N, n - i);
-    A t[N] = {};
-    for (int64_t q = 0; q < m; ++q) t[q] = run_fold<A>(run_window(hr, hn, base + (i + q) * sw, kw));
-    const vec<A> s = load_part(t, m), d = load_part(div + i, m);
-    store_part(out + i, rcp ? quot_fast(s, d, load_part(rcp + i, m)) : s / d, m);
-  }
-}
-#endif
-
 template <class A>
 void interior(const Job& jb, const A* const* hr, int64_t hn, int64_t base, int64_t n,
               const A* div, const A* rcp, bool slack, A* out) {
-  if (jb.window_runs) return window_runs(hr, hn, base, n, jb.kw, jb.sw, div, rcp, out);
   if (rcp == nullptr && jb.tall && jb.sw == 1 && hn > 1) return tall_rows(hr, hn, base, n, jb.kw, div, out);
 #if defined(__AVX512F__)
   if (rcp != nullptr && fused_applies<A>(jb)) {
@@ -766,9 +676,7 @@ void interior(const Job& jb, const A* const* hr, int64_t hn, int64_t base, int64
     // oneDNN in the run): 2x64x2048^2 k11 42.3 -> 37.2 ms, 4x64x512^2 k11
     // s4 14.2 -> 9.8, 16x64x256^2 k7 s3 20.1 -> 16.2, k5 s2 21.0 -> 18.3,
     // k9 6.5 -> 6.1, 8x186x74^2 k6 s3 1.67 -> 1.48, 1619x8x14^2 k11 s6
-    // 0.46 -> 0.29. Fast numerics' windows of kRunWindow columns or more
-    // now take window_runs above, as on every instruction set (runs against
-    // these not measured on AVX-512).
+    // 0.46 -> 0.29.
     const bool narrow = jb.kw >= 9 || (jb.kw >= 5 && jb.sw < jb.kw);
     if ((jb.kw >= 16 || narrow) && jb.sw >= 2 && jb.sw < (int64_t(1) << 26))
       return transposed_windows(hr, hn, base, n, jb.kw, jb.sw, div, rcp, out);
