@@ -695,11 +695,13 @@ void interior(const Job& jb, const A* const* hr, int64_t hn, int64_t base, int64
   // sums 0.88x); on seeds 531-600, not tuned on: pytorch numerics 1.31x
   // over 209, 81 faster by more than 10 %, none slower by as much in the
   // median (2x1x1727x1727 k11 s2 p3 47.5 -> 14.0 ms), fast numerics' 3-6
-  // columns 1.07x over 80, none slower. f64, the rows neither the scalar
-  // rows nor the runs take (the same runs, seeds 500-560): tuned on half,
-  // windows of 1-2 columns level, 3-6 columns 1.05-1.27x; the other half,
-  // not tuned on, from 3 columns: 1.13x over 101 (pytorch numerics 1.22x
-  // over 15), one slower by more than 10 % (20x109x81x81 k3 s3 p1 0.84x).
+  // columns 1.07x over 80, none slower. f64, on the rows the scalar rows
+  // do not take (the same method, seeds 500-560, while fast numerics'
+  // windows of 7+ columns were summed by another kernel, since removed):
+  // tuned on half, windows of 1-2 columns level, 3-6 columns 1.05-1.27x;
+  // the other half, not tuned on, from 3 columns: 1.13x over 101 (pytorch
+  // numerics 1.22x over 15), one slower by more than 10 % (20x109x81x81 k3
+  // s3 p1 0.84x).
   if (jb.kw >= kTransposeWindow && jb.sw >= 2 && jb.sw < (int64_t(1) << 26) &&
       !(jb.kw == 3 && jb.sw == 2 && slack))
     return transposed_windows_ymm(hr, hn, base, n, jb.kw, jb.sw, div, rcp, out);
