@@ -609,6 +609,27 @@ TEST_CASE("NHWC pixels in 32-byte vectors (AVX2): f32 and f64 of 1-40 channels, 
     }
 }
 
+TEST_CASE("NHWC stride-1 rows as one flat run: every dtype, numerics and instruction set, special values") {
+  // Job::flat_run: with sw == 1 and channels short of whole vectors (32
+  // bytes on AVX2, 64 on the other sets), a block's interior outputs are
+  // summed as one run of elements, the edges (padding, ceil_mode, windows
+  // cut by the input) pixel by pixel. Channel counts the AVX2 build takes
+  // pixel by pixel and the base set flat (8, 24 f32; 4 f64) compare the two
+  // ways' bits; rows of several column blocks (900 columns) split the run.
+  const Shape shapes[] = {
+      {2, 0, 9, 23, 2, 2, 1, 1, 0, 1, 1},  {1, 0, 11, 40, 3, 5, 2, 1, 1, 2, 0},
+      {3, 0, 7, 19, 1, 3, 1, 1, 0, 1, 0},  {1, 0, 13, 30, 4, 1, 3, 1, 0, 0, 1},
+      {1, 0, 4, 900, 2, 3, 1, 1, 0, 1, 0},
+  };
+  for (int64_t c : {2, 3, 4, 5, 8, 10, 13, 24, 33})
+    for (Shape s : shapes) {
+      if (s.w == 900 && c > 10) continue;
+      s.c = c;
+      check_nhwc_pixels(s.params(), 97 + (uint64_t)c, 5,
+                        {AVGPOOL_DTYPE_F32, AVGPOOL_DTYPE_F16, AVGPOOL_DTYPE_BF16, AVGPOOL_DTYPE_F64});
+    }
+}
+
 TEST_CASE("NHWC windows one column wide: row sums first or window sums in registers, every numerics and instruction set") {
   // Fast numerics sum f32/f64 one-column windows in registers from pixels
   // of 64 bytes (kOneColumnPixel) on, and the rows first below that:
@@ -724,7 +745,8 @@ void check_input_before_unmapped_page(const avgpool_params& p, uint64_t seed) {
 
 TEST_CASE("reads stay inside the input (NHWC pixels, NCHW transposed windows): an input that ends where an unmapped page begins") {
   // NHWC pixels short of whole channel vectors are read masked (in every
-  // dtype; the AVX2 build by ymm vectors of 8 floats or 4 doubles), and bf16
+  // dtype; the AVX2 build by ymm vectors of 8 floats or 4 doubles), so are
+  // the last elements of stride-1 rows summed as one run, and bf16
   // pixels of 17-32 channels of large inputs (bf16_pair_four,
   // Job::wide_loads) as whole vectors past their last channel where every
   // read of the group of four outputs stays inside the input. The last
@@ -735,6 +757,8 @@ TEST_CASE("reads stay inside the input (NHWC pixels, NCHW transposed windows): a
       {2, 0, 5, 32, 1, 4, 1, 4, 0, 0, 0},
       {1, 0, 4, 24, 2, 3, 2, 3, 0, 0, 0},
       {1, 0, 5, 19, 2, 5, 1, 2, 0, 0, 0},
+      {1, 0, 4, 21, 2, 3, 1, 1, 0, 0, 0},  // stride-1 rows: one flat run
+      {1, 0, 3, 13, 1, 1, 1, 1, 0, 0, 0},  // kernel 1: the row as one run
   };
   auto nhwc_cpu = [](avgpool_params p, int dtype, int numerics) {
     p.layout = AVGPOOL_LAYOUT_NHWC;

@@ -94,6 +94,10 @@ struct Job {
   // NHWC, fast numerics, sw == 1, kw in [4, 16], channels a multiple of one
   // vector: interior columns by the separable ring kernel (nhwc_s1_sweep).
   bool sep_s1;
+  // NHWC, sw == 1, channels short of a whole number of vectors (impls.cpp):
+  // each block's interior outputs [ox_lo, ox_hi) as one contiguous run of
+  // elements, summed in whole vectors (flat_run in kernels.inl).
+  bool flat_run;
   // f16/bf16 NHWC, a vector of channels or more (16 floats), or fewer
   // where impls.cpp measured it faster (half_short), no row sums first, not
   // the ring kernel: the blocks read the input channel vectors

@@ -87,6 +87,7 @@ constexpr int64_t kShortSumRow = 256;            // elements of a row below whic
 constexpr int64_t kRowPassAdds = 4;              // a row pass's set-up and tail in that rule, in vector adds
 constexpr int64_t kOneColumnPixel = 64;          // bytes of a pixel from which one-column NHWC windows skip row sums (plan_job)
 constexpr int64_t kSpanTarget = 4096;            // elements one block's windows span (<= 16 KiB f32)
+constexpr int64_t kFlatRunWindow = 32768;        // window bytes up to which NHWC stride-1 rows run flat (plan_job)
 constexpr int64_t kNtBytes = int64_t(32) << 20;  // NHWC outputs streamed from this size on
 constexpr int64_t kUnitTarget = 32768;           // elements of work per parallel unit
 // Large windows (the AUTO rules of this backend; docs/cpu.md, "Large
@@ -252,6 +253,22 @@ void plan_job(const Problem& q, Isa isa, CpuConfigOf<A>* c) {
   // 64-byte vector).
   j.sep_s1 = !nchw && q.numerics == AVGPOOL_NUMERICS_FAST && q.sw == 1 && q.kw >= 4 &&
              q.kw <= 16 && q.c % lanes == 0 && hi > lo;
+  // NHWC stride-1 rows of channels short of a whole number of the kernels'
+  // vectors (32 bytes on AVX2, 64 otherwise): the interior outputs as one
+  // flat run (Job::flat_run; the same bits as pixel by pixel). 2-core AMD
+  // EPYC Zen 3 VM, AVX2, 2026-12-05, both ways in one process, rounds
+  // alternated, fastest of 7, two threads: tuned on the 160 such rows of
+  // sweep seeds 500-530, where windows of up to kFlatRunWindow bytes ran
+  // 1.53x / 1.65x faster (fast / pytorch numerics, 147 rows) and wider ones
+  // of many channels were level (1.01x, 2-3 of 13 slower: the pixel kernels
+  // keep such a window's rows in L1); not tuned on, 400 of seeds 601-700:
+  // 1.63x / 1.65x, 4 / 2 of 200 slower by more than 10 % (worst 0.85x,
+  // 190x21x934x9 k9 f16 rows of 7 outputs). 1x10x789x789 k2 s1 p0x1 ceil
+  // f32, one thread: 5.4 -> 2.5 ms (oneDNN 4.0); channels of few vectors
+  // gain most (c <= 16: 2.3x), above 64 channels 1.08x.
+  const int64_t run_lanes = (isa == Isa::kAvx2 ? 32 : 64) / (int64_t)sizeof(A);
+  const double window_bytes = (double)q.kh * (double)q.kw * (double)q.c * (double)q.element_size;
+  j.flat_run = !nchw && q.sw == 1 && hi > lo && q.c % run_lanes != 0 && window_bytes <= (double)kFlatRunWindow;
   // NHWC, fast numerics, windows of 3 rows or more that the ring does not
   // take: row sums first, as for tall windows. Summing each window directly
   // reads its kh rows as kh interleaved streams; the row sums read one row

@@ -1257,6 +1257,71 @@ void horizontal_nhwc_narrow(const Job& jb, const T* const* hr, int64_t hn, int64
 }
 #endif
 
+// ---- NHWC, stride 1 along the row: interior outputs as one flat run -------------
+// With sw == 1 the interior outputs of a block (full windows, begins one
+// column apart, so one divisor) are contiguous: len = outputs * vec
+// elements, and tap (r, j) of the element at e is hr[r][start + j * vec + e],
+// one shifted stretch of window row r per tap, whatever the channel count.
+// Summed in whole vectors along the run, each element adds the same terms in
+// the same order as the pixel kernels (rows then columns, from 0) and is
+// divided the same way: the same bits, without the lanes that channels
+// short of a vector leave empty, nor the masked load per pixel and tap of
+// their last channels (Job::flat_run). Four vectors at a time: four
+// independent chains of adds per tap.
+#if defined(AVGPOOL_CPU_NARROW_NHWC)
+template <class A> struct run_lanes {  // ymm (see nar)
+  using v = nvec<A>;
+  static constexpr int n = nar<A>::n;
+  template <class T> static v load(const T* p, int64_t k) { return nload<A>(p, k); }
+  template <class T> static void store(T* p, v x, int64_t k) { nstore<T, A>(p, x, k); }
+  static v quot(v a, v d, v r) { return nquot<A>(a, d, r); }
+};
+#else
+template <class A> struct run_lanes {  // the 64-byte vectors
+  using v = vec<A>;
+  static constexpr int n = simd<A>::n;
+  template <class T> static v load(const T* p, int64_t k) { return load_lanes<A>(p, k); }
+  template <class T> static void store(T* p, v x, int64_t k) { store_lanes<A>(p, x, k); }
+  static v quot(v a, v d, v r) { return quot_fast(a, d, r); }
+};
+#endif
+
+template <class T, class A>
+__attribute__((noinline)) void flat_run(const T* const* hr, int64_t hn, int64_t start, int64_t kw, int64_t V,
+                                        int64_t len, A d, const A* rcp, T* out) {
+  using L = run_lanes<A>;
+  using v = typename L::v;
+  constexpr int n = L::n;
+  const v dv = v{} + d, rv = v{} + (rcp ? *rcp : A(0));
+  auto q = [&](v a) { return rcp ? L::quot(a, dv, rv) : a / dv; };
+  int64_t e = 0;
+  for (; e + 4 * n <= len; e += 4 * n) {
+    v a0{}, a1{}, a2{}, a3{};
+    for (int64_t r = 0; r < hn; ++r) {
+      const T* s = hr[r] + start + e;
+      for (int64_t j = 0; j < kw; ++j, s += V) {
+        a0 += L::load(s, n);
+        a1 += L::load(s + n, n);
+        a2 += L::load(s + 2 * n, n);
+        a3 += L::load(s + 3 * n, n);
+      }
+    }
+    L::store(out + e, q(a0), n);
+    L::store(out + e + n, q(a1), n);
+    L::store(out + e + 2 * n, q(a2), n);
+    L::store(out + e + 3 * n, q(a3), n);
+  }
+  for (; e < len; e += n) {
+    const int64_t k = imin(n, len - e);
+    v a{};
+    for (int64_t r = 0; r < hn; ++r) {
+      const T* s = hr[r] + start + e;
+      for (int64_t j = 0; j < kw; ++j, s += V) a += L::load(s, k);
+    }
+    L::store(out + e, q(a), k);
+  }
+}
+
 // T is the storage type of hr and out: A itself, or f16/bf16 read from the
 // input rows and written to dst with conversions in registers (then in
 // channel vectors at any width: the pixel-by-pixel pass for wide channels
@@ -1272,6 +1337,18 @@ void horizontal_nhwc(const Job& jb, const T* const* hr, int64_t hn, int64_t xa, 
     else store_lanes<A>(p, x, N);
   };
   const int64_t V = jb.vec;
+  if constexpr (!NT) {
+    if (jb.flat_run) {  // the interior as one run, the edges (no interior there) below
+      const int64_t i0 = imin(imax(ob0, jb.ox_lo), ob1), i1 = imax(imin(ob1, jb.ox_hi), i0);
+      if (i1 > i0) {
+        if (i0 > ob0) horizontal_nhwc<NT>(jb, hr, hn, xa, ob0, i0, div, rcp, input, out);
+        flat_run<T, A>(hr, hn, (jb.cols[i0].begin - xa) * V, jb.kw, V, (i1 - i0) * V, div[i0],
+                       rcp ? rcp + i0 : nullptr, out + (i0 - ob0) * V);
+        if (ob1 > i1) horizontal_nhwc<NT>(jb, hr, hn, xa, i1, ob1, div, rcp, input, out + (i1 - ob0) * V);
+        return;
+      }
+    }
+  }
 #if defined(AVGPOOL_CPU_NARROW_NHWC)
   return horizontal_nhwc_narrow<T, A>(jb, hr, hn, xa, ob0, ob1, div, rcp, input, out);
 #endif
@@ -1654,6 +1731,11 @@ void single_windows(const Job& jb, const T* src, T* dst, int64_t p0, int64_t p1,
       const T* srow = src + (p * jb.h + jb.rows[oy].begin) * jb.w * V;
       T* drow = dst + (p * jb.oh + oy) * jb.ow * V;
       const A* div = div_table + (int64_t)jb.div_row[oy] * jb.ow;
+      if (jb.sw == 1 && ox1 > ox0) {  // the row's elements in one run (one divisor: no padding)
+        const T* rows[1] = {srow};
+        flat_run<T, A>(rows, 1, jb.cols[ox0].begin * V, 1, V, (ox1 - ox0) * V, div[ox0], nullptr, drow + ox0 * V);
+        continue;
+      }
       if (V == 1) {
         for (int64_t ox = ox0; ox < ox1; ++ox) drow[ox] = one(srow[jb.cols[ox].begin], div[ox]);
         continue;
