@@ -708,14 +708,18 @@ TEST_CASE("AVX2 NHWC short rows: four planes or four output rows side by side, e
     }
 }
 
-TEST_CASE("AVX2 wide NHWC pixels: a rest of one or two ymm vectors goes with the last chunk of four") {
-  // narrow_wide_each: the last pass takes three to six vectors (f32 33-64
-  // channels and beyond, f64 17-32), the last of them partial or whole.
+TEST_CASE("AVX2 wide NHWC pixels: passes of up to eight ymm vectors, the last of three to eight") {
+  // narrow_wide_each: passes of eight vectors, then three to eight in one
+  // pass or, with nine or ten left, four and then five or six; the last
+  // vector partial or whole. Channel counts at each bound of the split
+  // (vectors of a pixel: f32 c / 8, f64 c / 4, rounded up: 5, 8, 9, 10, 11,
+  // 18, 19).
   const Shape shapes[] = {
       {2, 0, 13, 14, 5, 4, 3, 2, 1, 1, 0},
       {3, 0, 9, 9, 2, 2, 4, 2, 0, 0, 1},
   };
-  for (int64_t c : {17, 20, 21, 24, 25, 28, 29, 33, 40, 41, 48, 49, 56, 57, 64, 65, 72, 73})
+  for (int64_t c : {17, 20, 21, 24, 25, 28, 29, 33, 36, 37, 40, 41, 44, 48, 49, 56, 57, 64, 65, 72, 73, 80, 81, 88,
+                    137, 144, 145, 152})
     for (Shape s : shapes) {
       s.c = c;
       check_nhwc_pixels(s.params(), 191 + (uint64_t)c, 5, {AVGPOOL_DTYPE_F32, AVGPOOL_DTYPE_F64});

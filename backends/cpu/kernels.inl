@@ -1123,25 +1123,32 @@ __attribute__((noinline)) void narrow_column_fours(const Job& jb, const T* const
   }
 }
 
-// Wider pixels: one output at a time, channels in chunks of four ymm
-// vectors, each chunk over the whole window; a rest of one or two vectors
-// goes with the last chunk (five or six vectors in one pass), a rest of three
-// or four in a pass of its own. Alone, a rest of one vector was one chain of
-// kh * kw dependent adds per output, as long as the chunk of four before it
-// (2-core AMD EPYC AVX2 VM, 2026-12-03, one thread, pytorch numerics, ms:
-// 13x36x198x26 k10 s1 f32 9.2 -> 6.2, oneDNN 5.5; 1x45x262x118 k9 s3 0.61
-// -> 0.54, 0.46); a second pass over the block for the rests of several
-// outputs together read their pixels' last lines again from memory
-// (52x104x18x223 k2 s4x2 0.7x).
+// Wider pixels: one output at a time, channels in passes of up to eight
+// ymm vectors over the whole window (eight chains of adds in flight), the
+// last pass three to eight vectors (nine or ten left: four, then five or
+// six), the last of them partial or whole. A pass of one or two vectors
+// alone was one or two chains of kh * kw dependent adds per output, as long
+// as a whole pass (2-core AMD EPYC AVX2 VM, 2026-12-03, one thread, pytorch
+// numerics, ms: 13x36x198x26 k10 s1 f32 9.2 -> 6.2, oneDNN 5.5;
+// 1x45x262x118 k9 s3 0.61 -> 0.54, 0.46); a second pass over the block for
+// the rests of several outputs together read their pixels' last lines
+// again from memory (52x104x18x223 k2 s4x2 0.7x). Passes of eight instead
+// of four read a pixel in half as many pieces (2-core AMD EPYC Zen 3 VM,
+// 2026-12-05, two threads, both ways in one process, fastest of 7, NHWC
+// rows of 5+ vectors of sweep seeds 601-700 not tuned on: pytorch numerics
+// 1.03x over 150, 20 faster by more than 10 %, 4 slower, worst 0.86x, f16;
+// fast numerics, which mostly sum row sums elsewhere, 1.01x, 10 / 4;
+// 167x114x24x24 k6x11 s6x11 p3 ceil f32 pytorch 1.76 -> 1.52 ms, oneDNN
+// 1.13; 2x165x1330x130 k10x11 s11 bf16 pytorch 7.9 -> 5.7). A pass of ten
+// vectors ran up to 2x slower (registers spilled).
 template <class T, class A>
 __attribute__((noinline)) void narrow_wide_each(const Job& jb, const T* const* hr, int64_t hn, int64_t xa,
                                                 int64_t ob0, int64_t ob1, const A* div, const A* rcp, T* out) {
   constexpr int n = nar<A>::n;
   const int64_t V = jb.vec;
   const int64_t m = (V + n - 1) / n, k = V - (m - 1) * n;  // ymm vectors of a pixel, lanes of the last
-  // chunks of four vectors before the last pass; the last pass's vectors
-  const int64_t chunks = m % 4 == 3 ? m / 4 : m / 4 - 1;
-  const int64_t last = m - 4 * chunks;  // 3 to 6
+  const int64_t eights = m > 10 ? (m - 3) / 8 : 0;  // passes of eight, leaving 3 to 10 vectors
+  const int64_t rest = m - 8 * eights;
   const int64_t off[1] = {0};
   // Each pixel prefetched 1 KiB ahead (jb.prefetch), except f32/f64 pixels of
   // inputs beyond the caches (Job::prefetch_below), which streamed faster
@@ -1156,18 +1163,27 @@ __attribute__((noinline)) void narrow_wide_each(const Job& jb, const T* const* h
     const int64_t b = jb.cols[ox].begin - xa, len = jb.cols[ox].end - jb.cols[ox].begin;
     const A* d = div + ox;
     const A* r = rcp ? rcp + ox : nullptr;
+    T* const o0 = out + (ox - ob0) * V;
+    // nv vectors from channel c0, the last of them kk lanes
+    auto pass = [&](int64_t nv, int64_t c0, int64_t kk) {
+      T* o[1] = {o0 + c0};
+      const int64_t at = b * V + c0;
+      switch (nv) {
+        case 3: narrow_outputs<3, 1, T, A>(hr, hn, at, off, len, V, kk, 0, 0, false, pf, d, r, o); break;
+        case 4: narrow_outputs<4, 1, T, A>(hr, hn, at, off, len, V, kk, 0, 0, false, pf, d, r, o); break;
+        case 5: narrow_outputs<5, 1, T, A>(hr, hn, at, off, len, V, kk, 0, 0, false, pf, d, r, o); break;
+        case 6: narrow_outputs<6, 1, T, A>(hr, hn, at, off, len, V, kk, 0, 0, false, pf, d, r, o); break;
+        case 7: narrow_outputs<7, 1, T, A>(hr, hn, at, off, len, V, kk, 0, 0, false, pf, d, r, o); break;
+        default: narrow_outputs<8, 1, T, A>(hr, hn, at, off, len, V, kk, 0, 0, false, pf, d, r, o); break;
+      }
+    };
     int64_t c0 = 0;
-    for (int64_t i = 0; i < chunks; ++i, c0 += 4 * n) {
-      T* o[1] = {out + (ox - ob0) * V + c0};
-      narrow_outputs<4, 1, T, A>(hr, hn, b * V + c0, off, len, V, n, 0, 0, false, pf, d, r, o);
+    for (int64_t i = 0; i < eights; ++i, c0 += 8 * n) pass(8, c0, n);
+    if (rest > 8) {
+      pass(4, c0, n);
+      c0 += 4 * n;
     }
-    T* o[1] = {out + (ox - ob0) * V + c0};
-    switch (last) {
-      case 3: narrow_outputs<3, 1, T, A>(hr, hn, b * V + c0, off, len, V, k, 0, 0, false, pf, d, r, o); break;
-      case 4: narrow_outputs<4, 1, T, A>(hr, hn, b * V + c0, off, len, V, k, 0, 0, false, pf, d, r, o); break;
-      case 5: narrow_outputs<5, 1, T, A>(hr, hn, b * V + c0, off, len, V, k, 0, 0, false, pf, d, r, o); break;
-      default: narrow_outputs<6, 1, T, A>(hr, hn, b * V + c0, off, len, V, k, 0, 0, false, pf, d, r, o); break;
-    }
+    pass(rest > 8 ? rest - 4 : rest, c0, k);
   }
 }
 
