@@ -778,10 +778,12 @@ TEST_CASE("reads stay inside the input (NHWC pixels, NCHW transposed windows): a
           s.c = c;
           check_input_before_unmapped_page(nhwc_cpu(s.params(), dtype, numerics), 67 + (uint64_t)c);
         }
-  // The AVX2 transposed windows read one-row windows from the input rows;
-  // the last window ends at the input's end (rows of 4 and 10 outputs).
+  // The AVX2 transposed windows read one-row windows from the input rows,
+  // the last block of columns whole where that stays inside the input; the
+  // last window ends at the input's end (rows of 4-16 outputs: a group of
+  // 8 floats or 4 doubles ends there, or single outputs do).
   for (int64_t kw : {3, 5, 7, 9, 11, 17})
-    for (int64_t ow : {4, 10})
+    for (int64_t ow : {4, 8, 10, 16})
       for (int dtype = 0; dtype < 4; ++dtype)
         for (int numerics = 0; numerics < 2; ++numerics) {
           avgpool_params p = shape_params(1, 2, 3, (ow - 1) * (kw + 2) + kw, 1, kw, 1, kw + 2, 0, 0, 0);

@@ -126,7 +126,9 @@ struct Job {
   // 128 bytes of slack); at out_at one block's outputs (ob * vec, f16/bf16
   // only); at conv_at the window rows converted to the accumulator type
   // (f16/bf16 only: max_rows rows, conv_stride elements apart). Sized by the
-  // windows as clipped to the input, never by the kernel.
+  // windows as clipped to the input, never by the kernel. At least 64 bytes
+  // follow the last converted row: the AVX2 transposed windows read up to
+  // 7 elements past a row's last window (their columns are not added).
   int64_t vsum_at, out_at, conv_at;  // bytes
   int64_t conv_stride;               // elements
   // Column blocks [b0, b1) per unit: all of them, or one each when output
