@@ -86,6 +86,8 @@ constexpr int64_t kWideLoadBytes = int64_t(24) << 20;
 constexpr int64_t kShortSumRow = 256;            // elements of a row below which NHWC row sums may be skipped (plan_job)
 constexpr int64_t kRowPassAdds = 4;              // a row pass's set-up and tail in that rule, in vector adds
 constexpr int64_t kOneColumnPixel = 64;          // bytes of a pixel from which one-column NHWC windows skip row sums (plan_job)
+constexpr int64_t kDisjointWindow = 16;          // inputs of a window up to which non-overlapping NHWC windows skip row sums
+constexpr int64_t kDisjointPixel = 512;          // and bytes of a pixel below which (plan_job)
 constexpr int64_t kSpanTarget = 4096;            // elements one block's windows span (<= 16 KiB f32)
 constexpr int64_t kFlatRunWindow = 32768;        // window bytes up to which NHWC stride-1 rows run flat (plan_job)
 constexpr int64_t kNtBytes = int64_t(32) << 20;  // NHWC outputs streamed from this size on
@@ -347,8 +349,22 @@ void plan_job(const Problem& q, Isa isa, CpuConfigOf<A>* c) {
   // tuned on: 1.14x, 31 faster by more than 10 %, 3 slower, worst
   // 2x17x592x592 k11x1 s2x1 0.70x; 1x55x699x699 k8x1 s8x1 6.3 -> 5.3 ms).
   const bool one_column_wide = !converts && q.kw == 1 && q.c * q.element_size >= kOneColumnPixel;
+  // Nor f32/f64 windows that do not overlap (each input in one window) of
+  // at most kDisjointWindow inputs over pixels under kDisjointPixel bytes:
+  // the row sums read each input once as the window sums do, and add a
+  // store and a reload of the buffer per element, which a few taps per
+  // output do not repay (2-core AMD EPYC Zen 3 VM, 2026-12-05, two
+  // threads, both ways in one process, rounds alternated, fastest of 7:
+  // tuned on the 103 such rows of sweep seeds 601-700, 1.09x faster
+  // without them, 43 faster by more than 10 %, 5 slower; not tuned on, the
+  // 76 of seeds 701-800: 1.065x, 29 / 5, worst 0.83x. Windows of 17-25
+  // inputs gained 1.05x / 1.02x, larger ones lost (0.95x over 186 of 37+),
+  // pixels of 512 bytes or more were level or slower: they keep the row
+  // sums).
+  const bool disjoint_small = !converts && q.kh <= q.sh && q.kw <= q.sw && q.kh * q.kw <= kDisjointWindow &&
+                              q.c * q.element_size < kDisjointPixel;
   if (!nchw && fast && !j.sep_s1 && (!converts || q.c < 16) && q.kh >= 3 && j.max_rows < kTallRows &&
-      !row_gaps && !half_short && !short_rows_direct && !one_column_wide)
+      !row_gaps && !half_short && !short_rows_direct && !one_column_wide && !disjoint_small)
     j.tall = j.presum = true;
   // Blocks that read f16/bf16 channel vectors directly (Job::half_direct):
   // 16 floats are one vector in every instruction set (simd.inl), and with
