@@ -354,9 +354,9 @@ TEST_CASE("small NCHW planes, 16 at a time: every dtype, numerics, partial group
       {2, 9, 22, 22, 9, 9, 2, 2, 3, 3, 1},   {1, 19, 40, 14, 6, 7, 1, 1, 3, 2, 1},
       // global windows (pytorch numerics and f16/bf16 take the path)
       {4, 17, 7, 7, 7, 7, 7, 7, 0, 0, 0},    {1, 70, 8, 8, 11, 11, 11, 11, 2, 2, 0},
-      // 16+ inputs an output on rows of 16+ outputs: f16/bf16 (and f32 pytorch
-      // numerics below 64 outputs) keep the path, f32 fast numerics leave it
-      // (kAcrossSparse)
+      // 16+ inputs an output on rows of 16+ outputs (kAcrossSparse): fast
+      // numerics leave the path; pytorch numerics keep it on rows under 64
+      // outputs (the first) and for f16/bf16
       {2, 9, 80, 80, 4, 4, 4, 4, 0, 0, 1},   {1, 20, 36, 290, 5, 4, 5, 4, 2, 0, 0},
   };
   for (const Shape& s : shapes) {

@@ -112,7 +112,7 @@ constexpr int64_t kShortRow = 16;
 constexpr int64_t kAcrossRow = 64;
 constexpr int64_t kAcrossWindow = 16;
 constexpr int64_t kAcrossPixels = 32768;
-constexpr int64_t kAcrossSparse = 16;  // f32 inputs per output from which rows of many outputs skip it (plan_job)
+constexpr int64_t kAcrossSparse = 16;  // inputs per output from which rows of many outputs skip it (plan_job)
 constexpr int64_t kAcrossGlobal = 1024;  // global pooling in f32 pytorch numerics too, on planes up to this size
 constexpr int64_t kAcrossGlobalFast = 64;  // and in fast numerics, on planes up to this size
 constexpr int64_t kTallRows = 16;
@@ -550,26 +550,29 @@ void plan_job(const Problem& q, Isa isa, CpuConfigOf<A>* c) {
   const bool across_global =
       ((!fast || converts) && (q.h * q.w <= kAcrossGlobal || (converts && !fast))) ||
       q.h * q.w <= kAcrossGlobalFast;
-  // Not f32 planes of kAcrossSparse inputs or more per output on rows of
-  // kShortRow outputs or more (in pytorch numerics kAcrossRow or more):
-  // the path moves every input pixel through its transposes once, for few
-  // outputs, where the row kernels (row sums, transposed windows) read
-  // each input row once and keep their lanes full (2-core AMD EPYC Zen 3
-  // VM, 2026-12-05, two threads, both ways in one process, rounds
-  // alternated, fastest of 5: tuned on seeds 601-700, planes of 4097-32768
-  // pixels, f32 rows of 16+ outputs with 16+ inputs an output 1.62x faster
-  // without it over 52, 3 slower; f16/bf16 there 1.08x with 29 of 109
-  // slower, so they keep it; seeds 701-800, all plane sizes: fast numerics
-  // 1.63x over 52 planes above 4096 pixels (45 faster by more than 10 %,
-  // 1 slower), 1.13x over 16 smaller (6 / 3); pytorch numerics on rows of
-  // 64+ outputs 1.81x / 1.63x over 17 / 31 (1 / 4 slower), but on rows of
-  // 16-63 outputs 0.97x over 74 with 36 slower, which keep it; the rule, on
-  // seeds 801-900 not looked at before: 1.67x over 116, 7 slower).
-  const bool sparse_f32 = q.dtype == AVGPOOL_DTYPE_F32 && q.h * q.w >= kAcrossSparse * q.oh * q.ow &&
-                          q.ow >= (fast ? kShortRow : kAcrossRow);
+  // Not planes of kAcrossSparse inputs or more per output on rows of
+  // kShortRow outputs or more in fast numerics, nor f32 ones on rows of
+  // kAcrossRow outputs or more in pytorch numerics: the path moves every
+  // input pixel through its transposes once, for few outputs, where the
+  // row kernels (row sums, transposed windows) read each input row once
+  // and keep their lanes full (2-core AMD EPYC Zen 3 VM, 2026-12-05, two
+  // threads, both ways in one process, rounds alternated, fastest of 5:
+  // tuned on seeds 601-700, planes of 4097-32768 pixels, rows of 16+
+  // outputs with 16+ inputs an output, without it: f32 1.62x over 52 (3
+  // slower), f16/bf16 fast numerics 1.31x over 35 (4 slower), f16/bf16
+  // pytorch numerics 0.99x over 74 (25 slower); seeds 701-800, all plane
+  // sizes: f32 fast numerics 1.63x over 52 planes above 4096 pixels (45
+  // faster by more than 10 %, 1 slower), 1.13x over 16 smaller (6 / 3);
+  // f32 pytorch numerics on rows of 64+ outputs 1.81x / 1.63x over 17 / 31
+  // (1 / 4 slower), but on rows of 16-63 outputs 0.97x over 74 with 36
+  // slower, which keep it; f16/bf16 fast numerics 1.33x over 157, 112 /
+  // 18; the f32 rule on seeds 801-900, not looked at before: 1.67x over
+  // 116, 7 slower).
+  const bool sparse = (fast || q.dtype == AVGPOOL_DTYPE_F32) && q.h * q.w / kAcrossSparse >= q.oh * q.ow &&
+                      q.ow >= (fast ? kShortRow : kAcrossRow);
   j.across = nchw && sizeof(A) == 4 && !j.short_rows && (!j.global || across_global) && !few_rows && j.planes >= 16 &&
              q.h * q.w <= kAcrossPixels &&
-             q.oh * q.ow <= kAcrossPixels && !sparse_f32 &&
+             q.oh * q.ow <= kAcrossPixels && !sparse &&
              (q.ow < kShortRow || (q.ow < kAcrossRow && (in_order || converts || window >= kAcrossWindow)) ||
               (in_order && q.sw > 1));
 
