@@ -725,9 +725,10 @@ void interior(const Job& jb, const A* const* hr, int64_t hn, int64_t base, int64
 #endif
 #define AVGPOOL_CASE(K, S) \
   if (jb.kw == K && jb.sw == S) return AVGPOOL_INTERIOR_RUN<K, S, A>(hr, hn, base, n, K, S, div, rcp, slack, out);
-  AVGPOOL_CASE(2, 2) AVGPOOL_CASE(3, 1) AVGPOOL_CASE(3, 2) AVGPOOL_CASE(3, 3)
-  AVGPOOL_CASE(4, 4) AVGPOOL_CASE(5, 1) AVGPOOL_CASE(7, 1) AVGPOOL_CASE(7, 7)
-  AVGPOOL_CASE(11, 4) AVGPOOL_CASE(11, 11)
+  AVGPOOL_CASE(2, 2) AVGPOOL_CASE(3, 1) AVGPOOL_CASE(3, 2) AVGPOOL_CASE(5, 1) AVGPOOL_CASE(7, 1)
+#if !defined(AVGPOOL_CPU_NARROW_NHWC)  // the AVX2 build transposes these above
+  AVGPOOL_CASE(3, 3) AVGPOOL_CASE(4, 4) AVGPOOL_CASE(7, 7) AVGPOOL_CASE(11, 4) AVGPOOL_CASE(11, 11)
+#endif
 #undef AVGPOOL_CASE
   if (jb.sw == 1) return AVGPOOL_INTERIOR_RUN<0, 1, A>(hr, hn, base, n, jb.kw, 1, div, rcp, slack, out);
   AVGPOOL_INTERIOR_RUN<0, 0, A>(hr, hn, base, n, jb.kw, jb.sw, div, rcp, slack, out);
