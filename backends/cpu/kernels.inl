@@ -1026,7 +1026,7 @@ __attribute__((always_inline)) inline void narrow_outputs(const T* const* hr, in
                                                           const A* div, const A* rcp, T* const* o) {
   constexpr int n = nar<A>::n;
   nvec<A> acc[Q][NV];
-#pragma GCC unroll 4
+#pragma GCC unroll 8
   for (int q = 0; q < Q; ++q)
 #pragma GCC unroll 8
     for (int v = 0; v < NV; ++v) acc[q][v] = nvec<A>{};
@@ -1038,13 +1038,13 @@ __attribute__((always_inline)) inline void narrow_outputs(const T* const* hr, in
       if (pf_px)
         for (int64_t at = 0; at < (int64_t)(NV * n * sizeof(T)); at += 64)
           __builtin_prefetch((const char*)(s + (same<T, A>::value ? kPrefetch : kHalfPrefetch)) + at, 0, 3);
-#pragma GCC unroll 4
+#pragma GCC unroll 8
       for (int q = 0; q < Q; ++q)
 #pragma GCC unroll 8
         for (int v = 0; v < NV; ++v) acc[q][v] += nload<A>(s + off[q] + v * n, v + 1 < NV ? n : k);
     }
   }
-#pragma GCC unroll 4
+#pragma GCC unroll 8
   for (int q = 0; q < Q; ++q) {
     const nvec<A> dv = nvec<A>{} + div[q];
     const nvec<A> rv = nvec<A>{} + (rcp ? rcp[q] : A(0));
@@ -1057,6 +1057,15 @@ __attribute__((always_inline)) inline void narrow_outputs(const T* const* hr, in
 }
 
 // Pixels of NV ymm vectors of channels or fewer (V <= NV * n).
+// Pixels of one vector on rows of stride 1 go eight outputs at a time:
+// their windows share most loads' lines, and each output is one chain of
+// kh * kw dependent adds, so eight chains keep both adders busy where four
+// left them waiting (2-core AMD EPYC Zen 3 VM, 2026-12-05, two threads,
+// both ways in one process, fastest of 5: 1x8x1064x554 k6 s1 f32 pytorch
+// numerics 4.7 -> 3.6 ms, oneDNN 2.1; the 41 such rows of sweep seeds
+// 701-1000 1.15x / 1.03x pytorch / fast numerics, 22 / 1 faster by more
+// than 10 %, none slower; strided rows were level, 1.01x over 405 of seeds
+// 601-700, and keep four).
 template <int NV, class T, class A>
 __attribute__((noinline)) void narrow_pixels(const Job& jb, const T* const* hr, int64_t hn, int64_t xa,
                                              int64_t ob0, int64_t ob1, const A* div, const A* rcp, bool pf,
@@ -1069,21 +1078,32 @@ __attribute__((noinline)) void narrow_pixels(const Job& jb, const T* const* hr, 
   // next output row's window, sh input rows below (impls.cpp has the
   // measurements).
   const int64_t below = jb.sh * jb.w * V;
+  // Q outputs from ox whose windows have one length (len), side by side;
+  // pf: the span these windows take of each row, two groups ahead
+  auto one_length = [&](int64_t ox, int Q, int64_t len) {
+    bool same = ox + Q <= ob1;
+    for (int q = 1; same && q < Q; ++q) same = jb.cols[ox + q].end - jb.cols[ox + q].begin == len;
+    return same;
+  };
+  auto group = [&](auto Qc, int64_t ox, int64_t b, int64_t len) {
+    constexpr int Q = decltype(Qc)::value;
+    int64_t off[Q];
+    T* o[Q];
+    for (int q = 0; q < Q; ++q) {
+      off[q] = (jb.cols[ox + q].begin - xa - b) * V;
+      o[q] = out + (ox + q - ob0) * V;
+    }
+    const int64_t span = (off[Q - 1] + len * V) * (int64_t)sizeof(T), ahead = 2 * Q * off[1];
+    narrow_outputs<NV, Q, T, A>(hr, hn, b * V, off, len, V, k, span, ahead, pf, false, div + ox,
+                                rcp ? rcp + ox : nullptr, o);
+  };
   for (int64_t ox = ob0; ox < ob1;) {
     const int64_t b = jb.cols[ox].begin - xa, len = jb.cols[ox].end - jb.cols[ox].begin;
-    bool group = ox + G <= ob1;
-    for (int q = 1; group && q < G; ++q) group = jb.cols[ox + q].end - jb.cols[ox + q].begin == len;
-    if (group) {
-      int64_t off[G];
-      T* o[G];
-      for (int q = 0; q < G; ++q) {
-        off[q] = (jb.cols[ox + q].begin - xa - b) * V;
-        o[q] = out + (ox + q - ob0) * V;
-      }
-      // pf: the span these windows take of each row, two groups ahead
-      const int64_t span = (off[G - 1] + len * V) * (int64_t)sizeof(T), ahead = 2 * G * off[1];
-      narrow_outputs<NV, G, T, A>(hr, hn, b * V, off, len, V, k, span, ahead, pf, false, div + ox,
-                                  rcp ? rcp + ox : nullptr, o);
+    if (NV == 1 && jb.sw == 1 && one_length(ox, 8, len)) {
+      group(std::integral_constant<int, 8>{}, ox, b, len);
+      ox += 8;
+    } else if (one_length(ox, G, len)) {
+      group(std::integral_constant<int, G>{}, ox, b, len);
       ox += G;
     } else if (G == 4 && ox + 2 <= ob1 && jb.cols[ox + 1].end - jb.cols[ox + 1].begin == len) {
       const int64_t off[2] = {0, (jb.cols[ox + 1].begin - jb.cols[ox].begin) * V};
