@@ -1078,13 +1078,14 @@ __attribute__((noinline)) void narrow_pixels(const Job& jb, const T* const* hr, 
   // next output row's window, sh input rows below (impls.cpp has the
   // measurements).
   const int64_t below = jb.sh * jb.w * V;
-  // Q outputs from ox whose windows have one length (len), side by side;
-  // pf: the span these windows take of each row, two groups ahead
+  // whether the Q windows from ox have one length (len)
   auto one_length = [&](int64_t ox, int Q, int64_t len) {
     bool same = ox + Q <= ob1;
     for (int q = 1; same && q < Q; ++q) same = jb.cols[ox + q].end - jb.cols[ox + q].begin == len;
     return same;
   };
+  // those Q outputs side by side; pf: the span their windows take of each
+  // row, two groups ahead
   auto group = [&](auto Qc, int64_t ox, int64_t b, int64_t len) {
     constexpr int Q = decltype(Qc)::value;
     int64_t off[Q];
@@ -1099,10 +1100,14 @@ __attribute__((noinline)) void narrow_pixels(const Job& jb, const T* const* hr, 
   };
   for (int64_t ox = ob0; ox < ob1;) {
     const int64_t b = jb.cols[ox].begin - xa, len = jb.cols[ox].end - jb.cols[ox].begin;
-    if (NV == 1 && jb.sw == 1 && one_length(ox, 8, len)) {
-      group(std::integral_constant<int, 8>{}, ox, b, len);
-      ox += 8;
-    } else if (one_length(ox, G, len)) {
+    if constexpr (NV == 1) {
+      if (jb.sw == 1 && one_length(ox, 8, len)) {
+        group(std::integral_constant<int, 8>{}, ox, b, len);
+        ox += 8;
+        continue;
+      }
+    }
+    if (one_length(ox, G, len)) {
       group(std::integral_constant<int, G>{}, ox, b, len);
       ox += G;
     } else if (G == 4 && ox + 2 <= ob1 && jb.cols[ox + 1].end - jb.cols[ox + 1].begin == len) {
