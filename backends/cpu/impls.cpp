@@ -362,7 +362,8 @@ void plan_job(const Problem& q, Isa isa, CpuConfigOf<A>* c) {
   // inputs gained 1.05x / 1.02x, larger ones lost (0.95x over 186 of 37+),
   // pixels of 512 bytes or more were level or slower: they keep the row
   // sums).
-  const bool disjoint_small = !converts && q.kh <= q.sh && q.kw <= q.sw && q.kh * q.kw <= kDisjointWindow &&
+  const bool disjoint_small = !converts && q.kh <= q.sh && q.kw <= q.sw && q.kh <= kDisjointWindow &&
+                              q.kw <= kDisjointWindow && q.kh * q.kw <= kDisjointWindow &&  // no overflow
                               q.c * q.element_size < kDisjointPixel;
   if (!nchw && fast && !j.sep_s1 && (!converts || q.c < 16) && q.kh >= 3 && j.max_rows < kTallRows &&
       !row_gaps && !half_short && !short_rows_direct && !one_column_wide && !disjoint_small)
