@@ -83,6 +83,8 @@ constexpr int64_t kHalfDirectRow = 8;            // and output rows of at least 
 // (fast / pytorch numerics, one thread), against 0.96x for the 39 f16 rows
 // it left alone in the same runs.
 constexpr int64_t kWideLoadBytes = int64_t(24) << 20;
+constexpr int64_t kDisjointEachWindow = 16;      // inputs of a window from which Job::disjoint_each holds
+constexpr int64_t kDisjointEachRow = 4;          // and outputs of a row
 constexpr int64_t kShortSumRow = 256;            // elements of a row below which NHWC row sums may be skipped (plan_job)
 constexpr int64_t kRowPassAdds = 4;              // a row pass's set-up and tail in that rule, in vector adds
 constexpr int64_t kOneColumnPixel = 64;          // bytes of a pixel from which one-column NHWC windows skip row sums (plan_job)
@@ -373,6 +375,17 @@ void plan_job(const Problem& q, Isa isa, CpuConfigOf<A>* c) {
   // more than one channel run_block's row sums are exactly presum.
   j.half_direct = converts && (j.vec >= 16 || half_short) && !j.presum && !(j.rcp_table && j.sep_s1);
   j.wide_loads = !nchw && q.src_elements * q.element_size >= kWideLoadBytes && q.kw <= q.sw && q.kh <= q.sh;
+  // Pixels of three or four ymm vectors side by side read from twice as
+  // many places in memory at once as one output over its window: 2-core AMD
+  // EPYC Zen 3 VM, 2026-12-05, two threads, both ways in one process,
+  // fastest of 5, the rows of sweep seeds 601-800 with such inputs and
+  // windows, both numerics: 1.17x over 92, 54 faster by more than 10 %,
+  // none slower (243x13x44x138 k8 s8 f64 pytorch numerics 5.8 -> 4.0 ms,
+  // the plain loop 5.1); seeds 801-1000, not tuned on: 1.11x over 140,
+  // 63 faster, 2 slower. Windows of fewer inputs were level (1.02x over
+  // 74); rows of 2-3 outputs slower (0.95x over 18).
+  j.disjoint_each = j.wide_loads && q.ow >= kDisjointEachRow &&
+                    q.kh >= kDisjointEachWindow / q.kw + (kDisjointEachWindow % q.kw != 0);  // kh * kw >= 16
   // 2-core AMD EPYC AVX2 VM, 2026-12-03, one thread, pytorch numerics:
   // 5322x5x27x27 k11x8 s11x8 p0x4 ceil f32 (77 MB) 15-19 -> 6.0-7.2 ms.
   // Inputs the caches hold (not measured) keep it off.

@@ -1351,8 +1351,8 @@ void horizontal_nhwc_narrow(const Job& jb, const T* const* hr, int64_t hn, int64
   const int64_t V = jb.vec;
   if (V <= n) return narrow_pixels<1, T, A>(jb, hr, hn, xa, ob0, ob1, div, rcp, pf, out);
   if (V <= 2 * n) return narrow_pixels<2, T, A>(jb, hr, hn, xa, ob0, ob1, div, rcp, pf, out);
-  if (V <= 3 * n) return narrow_pixels<3, T, A>(jb, hr, hn, xa, ob0, ob1, div, rcp, pf, out);
-  if (V <= 4 * n) return narrow_pixels<4, T, A>(jb, hr, hn, xa, ob0, ob1, div, rcp, pf, out);
+  if (V <= 3 * n && !jb.disjoint_each) return narrow_pixels<3, T, A>(jb, hr, hn, xa, ob0, ob1, div, rcp, pf, out);
+  if (V <= 4 * n && !jb.disjoint_each) return narrow_pixels<4, T, A>(jb, hr, hn, xa, ob0, ob1, div, rcp, pf, out);
   if (jb.kw > jb.sw && 2 * ((V + n - 1) / n * n) <= kWideAcc && hn * jb.kw * V * (int64_t)sizeof(T) > kWideL1)
     return narrow_wide_rows<T, A>(jb, hr, hn, xa, ob0, ob1, div, rcp, out);
   narrow_wide_each<T, A>(jb, hr, hn, xa, ob0, ob1, div, rcp, out);
