@@ -365,6 +365,10 @@ TEST_CASE("small NCHW planes, 16 at a time: every dtype, numerics, partial group
     check_special_values(p, 5);
     // AVX2 transposes 8 x 8 tiles of ymm, the base build with plain loops: same bits
     check_same_bits_every_isa(p, p.dtype, AVGPOOL_NUMERICS_PYTORCH);
+    // f64 takes the path in the AVX2 build only (4 x 4 tiles; windows that
+    // overlap along the row, planes of up to 1024 pixels), the row kernels
+    // in the others: the same bits
+    check_same_bits_every_isa(p, AVGPOOL_DTYPE_F64, AVGPOOL_NUMERICS_PYTORCH);
   }
 }
 

@@ -114,6 +114,7 @@ constexpr int64_t kShortRow = 16;
 constexpr int64_t kAcrossRow = 64;
 constexpr int64_t kAcrossWindow = 16;
 constexpr int64_t kAcrossPixels = 32768;
+constexpr int64_t kAcrossF64Pixels = 1024;  // f64 planes up to this many pixels (AVX2 build)
 constexpr int64_t kAcrossSparse = 16;  // inputs per output from which rows of many outputs skip it (plan_job)
 constexpr int64_t kAcrossGlobal = 1024;  // global pooling in f32 pytorch numerics too, on planes up to this size
 constexpr int64_t kAcrossGlobalFast = 64;  // and in fast numerics, on planes up to this size
@@ -584,7 +585,21 @@ void plan_job(const Problem& q, Isa isa, CpuConfigOf<A>* c) {
   // 116, 7 slower).
   const bool sparse = (fast || q.dtype == AVGPOOL_DTYPE_F32) && q.h * q.w / kAcrossSparse >= q.oh * q.ow &&
                       q.ow >= (fast ? kShortRow : kAcrossRow);
-  j.across = nchw && sizeof(A) == 4 && !j.short_rows && (!j.global || across_global) && !few_rows && j.planes >= 16 &&
+  // f64 (AVX2 build): windows that overlap along the row on planes of up to
+  // kAcrossF64Pixels, where the row kernels read each input again for
+  // every window it is in, also those the scalar rows take
+  // (f64_scalar_rows). 2-core AMD EPYC Zen 3 VM, 2026-12-05, two threads,
+  // both ways in one process, fastest of 5, f64 NCHW rows of sweep seeds
+  // 601-700 on planes of up to 32768 pixels: such windows 1.25x over 27
+  // (13 faster by more than 10 %, 1 slower; 1059x6x11x20 k10 s1 p4x3
+  // pytorch numerics 14.0 -> 3.0 ms); on larger planes 0.91x over 50, and
+  // windows that do not overlap along the row 0.72x over 123. Seeds
+  // 701-900, not tuned on: 1.34x over 120, 63 faster, 12 slower (worst
+  // 0.62x, windows of a column or two of overlap on rows of 3-6 outputs).
+  // The scalar rows' flag is dropped for these jobs.
+  const bool across_f64 = sizeof(A) == 8 && isa == Isa::kAvx2 && q.kw > q.sw && q.h * q.w <= kAcrossF64Pixels;
+  j.across = nchw && (sizeof(A) == 4 || across_f64) && (!j.short_rows || (across_f64 && q.ow > kScalarRow)) &&
+             (!j.global || across_global) && !few_rows && j.planes >= 16 &&
              q.h * q.w <= kAcrossPixels &&
              q.oh * q.ow <= kAcrossPixels && !sparse &&
              (q.ow < kShortRow || (q.ow < kAcrossRow && (in_order || converts || window >= kAcrossWindow)) ||
@@ -599,6 +614,7 @@ void plan_job(const Problem& q, Isa isa, CpuConfigOf<A>* c) {
   // (30x9x665x13 s2x3 bf16 0.15 against 0.37; 32x64x112x112 s2 fast 3.0
   // against 6.8, oneDNN 4.5).
   j.single = q.kh == 1 && q.kw == 1 && !j.across;
+  if (j.across) j.short_rows = false;
 
   // Scratch layout (cpu_job.h). The 128 bytes after the vertical sum are
   // slack for even_lanes, which reads past the last lane it uses.

@@ -1950,42 +1950,50 @@ inline void transpose_tile(vec<float>* v) {
 #endif
 }
 
-// 16 lanes (one per plane). The AVX2 build holds them as two ymm and moves
-// pixels between planes and lanes by 8 x 8 transposes of ymm: its vec<float>
-// sums and 16 x 16 tile transposes went through the stack (as in
-// interior_run_ymm; 2-core AMD EPYC AVX2 VM, 2026-12-04, two threads,
-// pytorch numerics, ms: 32x256x56x56 k3 s1 p1 f32 166 -> 32-36,
-// 256x2048x7x7 global 32.5 -> 6.3-7.0, with element-by-element moves).
+// 16 lanes (one per plane). The AVX2 build holds them as two ymm of floats
+// (four of doubles) and moves pixels between planes and lanes by 8 x 8
+// (4 x 4) transposes of ymm: its vec<float> sums and 16 x 16 tile
+// transposes went through the stack (as in interior_run_ymm; 2-core AMD
+// EPYC AVX2 VM, 2026-12-04, two threads, pytorch numerics, ms:
+// 32x256x56x56 k3 s1 p1 f32 166 -> 32-36, 256x2048x7x7 global 32.5 ->
+// 6.3-7.0, with element-by-element moves). The other builds take f32 only.
 #if defined(AVGPOOL_CPU_NARROW_NHWC)
-struct Lanes16 {
-  nvec<float> lo, hi;
+constexpr bool kAcrossF64 = true;
+inline void transpose_n(nvec<float>* v) { transpose8(v); }
+inline void transpose_n(nvec<double>* v) { transpose4(v); }
+
+template <class A> struct Lanes16 {
+  static constexpr int K = 16 / nar<A>::n;  // ymm vectors
+  nvec<A> v[K];
 };
-inline Lanes16 lanes_zero() { return {nvec<float>{}, nvec<float>{}}; }
-inline void lanes_add(Lanes16& a, const float* p) {
-  a.lo += nload<float>(p, 8);
-  a.hi += nload<float>(p + 8, 8);
+template <class A> inline Lanes16<A> lanes_zero() { return Lanes16<A>{}; }
+template <class A> inline void lanes_add(Lanes16<A>& a, const A* p) {
+  for (int k = 0; k < Lanes16<A>::K; ++k) a.v[k] += nload<A>(p + k * nar<A>::n, nar<A>::n);
 }
-inline void lanes_store(float* p, Lanes16 a) {
-  nstore<float, float>(p, a.lo, 8);
-  nstore<float, float>(p + 8, a.hi, 8);
+template <class A> inline void lanes_store(A* p, const Lanes16<A>& a) {
+  for (int k = 0; k < Lanes16<A>::K; ++k) nstore<A, A>(p + k * nar<A>::n, a.v[k], nar<A>::n);
 }
-inline Lanes16 lanes_div(Lanes16 a, float d, const float* rcp) {
-  const nvec<float> dv = nvec<float>{} + d;
+template <class A> inline Lanes16<A> lanes_div(const Lanes16<A>& a, A d, const A* rcp) {
+  const nvec<A> dv = nvec<A>{} + d;
+  Lanes16<A> r;
   if (rcp) {
-    const nvec<float> rv = nvec<float>{} + *rcp;
-    return {nquot<float>(a.lo, dv, rv), nquot<float>(a.hi, dv, rv)};
+    const nvec<A> rv = nvec<A>{} + *rcp;
+    for (int k = 0; k < Lanes16<A>::K; ++k) r.v[k] = nquot<A>(a.v[k], dv, rv);
+  } else {
+    for (int k = 0; k < Lanes16<A>::K; ++k) r.v[k] = a.v[k] / dv;
   }
-  return {a.lo / dv, a.hi / dv};
+  return r;
 }
-// pix[x * 16 + l] = plane g + l's pixel x (zero for l >= np): 8 planes by
-// 8 pixels at a time, transposed in registers. Element by element (one
-// scalar store each, 64 bytes apart) it was 90 % of the time of
-// 11x111x44x44 k2x7 s4x9 f32 on a 2-core AMD EPYC Zen 3 VM.
-template <class T>
-void planes_to_lanes(const T* src, int64_t g, int64_t np, int64_t P, float* pix) {
+// pix[x * 16 + l] = plane g + l's pixel x (zero for l >= np): n planes by
+// n pixels at a time (n lanes of a ymm), transposed in registers. Element
+// by element (one scalar store each, 64 bytes apart) it was 90 % of the
+// time of 11x111x44x44 k2x7 s4x9 f32 on a 2-core AMD EPYC Zen 3 VM.
+template <class T, class A>
+void planes_to_lanes(const T* src, int64_t g, int64_t np, int64_t P, A* pix) {
+  constexpr int n = nar<A>::n;
   // The group's planes are one run of memory: a load from each line in
   // address order first, which the hardware prefetchers follow; the
-  // transposes below take 8 planes a line at a time, an order they do not
+  // transposes below take n planes a line at a time, an order they do not
   // (327x667x12x12 k4x3 s5x3 f32, 125 MB, one thread: 0.7x the element-by-
   // element moves without this pass, 1.05-1.15x with it; a software
   // prefetch of the next group in either order did not help).
@@ -1994,48 +2002,50 @@ void planes_to_lanes(const T* src, int64_t g, int64_t np, int64_t P, float* pix)
     const char c = *reinterpret_cast<const volatile char*>(first + i);
     asm volatile("" ::"r"(c));
   }
-  for (int64_t e = 0; e < P; e += 8) {
-    const int64_t k = imin(8, P - e);
-    for (int64_t h = 0; h < 16; h += 8) {
+  for (int64_t e = 0; e < P; e += n) {
+    const int64_t k = imin(n, P - e);
+    for (int64_t h = 0; h < 16; h += n) {
       const T* at = src + (g + h) * P + e;
-      nvec<float> v[8];
-      if (k == 8 && h + 8 <= np) {  // the common case without a branch per plane
-        for (int l = 0; l < 8; ++l) v[l] = nload<float>(at + l * P, 8);
+      nvec<A> v[n];
+      if (k == n && h + n <= np) {  // the common case without a branch per plane
+        for (int l = 0; l < n; ++l) v[l] = nload<A>(at + l * P, n);
       } else {
-        for (int64_t l = 0; l < 8; ++l) v[l] = h + l < np ? nload<float>(at + l * P, k) : nvec<float>{};
+        for (int64_t l = 0; l < n; ++l) v[l] = h + l < np ? nload<A>(at + l * P, k) : nvec<A>{};
       }
-      transpose8(v);
-      for (int64_t j = 0; j < k; ++j) nstore<float, float>(pix + (e + j) * 16 + h, v[j], 8);
+      transpose_n(v);
+      for (int64_t j = 0; j < k; ++j) nstore<A, A>(pix + (e + j) * 16 + h, v[j], n);
     }
   }
 }
-template <class T>
-void lanes_to_planes(const float* res, int64_t g, int64_t np, int64_t Q, T* dst) {
-  for (int64_t e = 0; e < Q; e += 8) {
-    const int64_t k = imin(8, Q - e);
-    for (int64_t h = 0; h < np; h += 8) {
-      nvec<float> v[8];
-      for (int64_t j = 0; j < 8; ++j) v[j] = j < k ? nload<float>(res + (e + j) * 16 + h, 8) : nvec<float>{};
-      transpose8(v);
+template <class T, class A>
+void lanes_to_planes(const A* res, int64_t g, int64_t np, int64_t Q, T* dst) {
+  constexpr int n = nar<A>::n;
+  for (int64_t e = 0; e < Q; e += n) {
+    const int64_t k = imin(n, Q - e);
+    for (int64_t h = 0; h < np; h += n) {
+      nvec<A> v[n];
+      for (int64_t j = 0; j < n; ++j) v[j] = j < k ? nload<A>(res + (e + j) * 16 + h, n) : nvec<A>{};
+      transpose_n(v);
       T* at = dst + (g + h) * Q + e;
-      if (k == 8 && h + 8 <= np) {
-        for (int l = 0; l < 8; ++l) nstore<T, float>(at + l * Q, v[l], 8);
+      if (k == n && h + n <= np) {
+        for (int l = 0; l < n; ++l) nstore<T, A>(at + l * Q, v[l], n);
       } else {
-        for (int64_t l = 0; l < 8 && h + l < np; ++l) nstore<T, float>(at + l * Q, v[l], k);
+        for (int64_t l = 0; l < n && h + l < np; ++l) nstore<T, A>(at + l * Q, v[l], k);
       }
     }
   }
 }
 #else
-using Lanes16 = vec<float>;
-inline Lanes16 lanes_zero() { return zero<float>(); }
-inline void lanes_add(Lanes16& a, const float* p) { a += loadu(p); }
-inline void lanes_store(float* p, Lanes16 a) { storeu(p, a); }
-inline Lanes16 lanes_div(Lanes16 a, float d, const float* rcp) {
+constexpr bool kAcrossF64 = false;
+template <class A> using Lanes16 = vec<float>;
+template <class A> inline Lanes16<A> lanes_zero() { return zero<float>(); }
+inline void lanes_add(vec<float>& a, const float* p) { a += loadu(p); }
+inline void lanes_store(float* p, vec<float> a) { storeu(p, a); }
+inline vec<float> lanes_div(vec<float> a, float d, const float* rcp) {
   const vec<float> dv = zero<float>() + d;
   return rcp ? quot_fast(a, dv, zero<float>() + *rcp) : a / dv;
 }
-template <class T>
+template <class T, class A>
 void planes_to_lanes(const T* src, int64_t g, int64_t np, int64_t P, float* pix) {
   constexpr int N = 16;
   for (int64_t e = 0; e < P; e += N) {
@@ -2046,7 +2056,7 @@ void planes_to_lanes(const T* src, int64_t g, int64_t np, int64_t P, float* pix)
     for (int64_t j = 0; j < k; ++j) storeu(pix + (e + j) * N, v[j]);
   }
 }
-template <class T>
+template <class T, class A>
 void lanes_to_planes(const float* res, int64_t g, int64_t np, int64_t Q, T* dst) {
   constexpr int N = 16;
   for (int64_t e = 0; e < Q; e += N) {
@@ -2059,15 +2069,15 @@ void lanes_to_planes(const float* res, int64_t g, int64_t np, int64_t Q, T* dst)
 }
 #endif
 
-template <class T>
+template <class T, class A>
 void across_planes(const Job& jb, const T* src, T* dst, int64_t p0, int64_t p1, char* s) {
   constexpr int N = 16;
   const int64_t P = jb.h * jb.w, Q = jb.oh * jb.ow;
-  float* pix = reinterpret_cast<float*>(s + jb.across_at);  // P pixels of N planes
-  float* res = pix + P * N;                                  // Q outputs of N planes
-  float* colsum = res + Q * N;                               // w column sums of one output row's window rows
-  const float* div_table = static_cast<const float*>(jb.div_table);
-  const float* rcp_table = static_cast<const float*>(jb.rcp_table);
+  A* pix = reinterpret_cast<A*>(s + jb.across_at);  // P pixels of N planes
+  A* res = pix + P * N;                              // Q outputs of N planes
+  A* colsum = res + Q * N;                           // w column sums of one output row's window rows
+  const A* div_table = static_cast<const A*>(jb.div_table);
+  const A* rcp_table = static_cast<const A*>(jb.rcp_table);
   // Fast numerics (rcp_table) sum the window rows of each input column once
   // per output row, then each output its window's columns of those, where
   // that takes at most half the adds (windows overlapping along the row):
@@ -2084,16 +2094,16 @@ void across_planes(const Job& jb, const T* src, T* dst, int64_t p0, int64_t p1, 
   const int64_t col_terms = jb.col_terms;  // window columns of one output row
   for (int64_t g = p0; g < p1; g += N) {
     const int64_t np = imin(N, p1 - g);
-    planes_to_lanes<T>(src, g, np, P, pix);
+    planes_to_lanes<T, A>(src, g, np, P, pix);
     for (int64_t oy = 0; oy < jb.oh; ++oy) {
       const AxisWindow rw = jb.rows[oy];
-      const float* div = div_table + (int64_t)jb.div_row[oy] * jb.ow;
-      const float* rcp = rcp_table ? rcp_table + (int64_t)jb.div_row[oy] * jb.ow : nullptr;
-      const float* sums = nullptr;  // fast numerics: the window rows' sum of each column
+      const A* div = div_table + (int64_t)jb.div_row[oy] * jb.ow;
+      const A* rcp = rcp_table ? rcp_table + (int64_t)jb.div_row[oy] * jb.ow : nullptr;
+      const A* sums = nullptr;  // fast numerics: the window rows' sum of each column
       const int64_t rn = rw.end - rw.begin;
       if (rcp && rn > 1 && 2 * (rn * (x_hi - x_lo) + col_terms) <= rn * col_terms) {
         for (int64_t x = x_lo; x < x_hi; ++x) {
-          Lanes16 a = lanes_zero();
+          Lanes16<A> a = lanes_zero<A>();
           for (int64_t y = rw.begin; y < rw.end; ++y) lanes_add(a, pix + (y * jb.w + x) * N);
           lanes_store(colsum + x * N, a);
         }
@@ -2103,7 +2113,7 @@ void across_planes(const Job& jb, const T* src, T* dst, int64_t p0, int64_t p1, 
       }
       for (int64_t ox = 0; ox < jb.ow; ++ox) {
         const AxisWindow cw = jb.cols[ox];
-        Lanes16 a = lanes_zero();
+        Lanes16<A> a = lanes_zero<A>();
         if (sums) {
           for (int64_t x = cw.begin; x < cw.end; ++x) lanes_add(a, sums + x * N);
         } else {
@@ -2113,7 +2123,7 @@ void across_planes(const Job& jb, const T* src, T* dst, int64_t p0, int64_t p1, 
         lanes_store(res + (oy * jb.ow + ox) * N, lanes_div(a, div[ox], rcp ? rcp + ox : nullptr));
       }
     }
-    lanes_to_planes<T>(res, g, np, Q, dst);
+    lanes_to_planes<T, A>(res, g, np, Q, dst);
   }
 }
 
@@ -2178,8 +2188,8 @@ void run_block(const Job& jb, int64_t p0, int64_t p1, int64_t oy0, int64_t oy1, 
   T* dst = static_cast<T*>(jb.dst);
   if (jb.single)
     return single_windows<T, A>(jb, src, dst, p0, p1, oy0, oy1, b0 * jb.ob, imin(b1 * jb.ob, jb.ow));
-  if constexpr (is_f32<A>) {
-    if (jb.across) return across_planes<T>(jb, src, dst, p0, p1, static_cast<char*>(scratch));
+  if constexpr (is_f32<A> || kAcrossF64) {
+    if (jb.across) return across_planes<T, A>(jb, src, dst, p0, p1, static_cast<char*>(scratch));
   }
   if constexpr (direct) {
     if (jb.global) return global_planes<A>(jb, src, dst, p0, p1);
