@@ -113,9 +113,9 @@ struct Job {
   // slower on data the caches hold.
   bool wide_loads;
   // The same inputs and windows, windows of 16+ inputs on rows of 4+
-  // outputs: the AVX2 build sums pixels of three or four ymm vectors one
-  // output at a time over its whole window (narrow_wide_each), not two or
-  // four outputs side by side (narrow_pixels).
+  // outputs: the AVX2 build sums pixels of three or four ymm vectors (two:
+  // f32/f64) one output at a time over its whole window (narrow_wide_each),
+  // not two or more outputs side by side (narrow_pixels).
   bool disjoint_each;
   // NHWC inputs beyond the caches: the AVX2 pairs and single outputs of
   // narrow pixels prefetch the next output row's window (kernels.inl).

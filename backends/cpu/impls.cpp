@@ -376,17 +376,24 @@ void plan_job(const Problem& q, Isa isa, CpuConfigOf<A>* c) {
   // more than one channel run_block's row sums are exactly presum.
   j.half_direct = converts && (j.vec >= 16 || half_short) && !j.presum && !(j.rcp_table && j.sep_s1);
   j.wide_loads = !nchw && q.src_elements * q.element_size >= kWideLoadBytes && q.kw <= q.sw && q.kh <= q.sh;
-  // Pixels of three or four ymm vectors side by side read from twice as
-  // many places in memory at once as one output over its window: 2-core AMD
+  // Pixels of two to four ymm vectors side by side read from twice as many
+  // places in memory at once as one output over its window: 2-core AMD
   // EPYC Zen 3 VM, 2026-12-05, two threads, both ways in one process,
   // fastest of 5, the rows of sweep seeds 601-800 with such inputs and
-  // windows, both numerics: 1.17x over 92, 54 faster by more than 10 %,
-  // none slower (243x13x44x138 k8 s8 f64 pytorch numerics 5.8 -> 4.0 ms,
-  // the plain loop 5.1); seeds 801-1000, not tuned on: 1.11x over 140,
-  // 63 faster, 2 slower. Windows of fewer inputs were level (1.02x over
-  // 74); rows of 2-3 outputs slower (0.95x over 18).
+  // windows, both numerics. Three or four vectors: 1.17x over 92, 54
+  // faster by more than 10 %, none slower (243x13x44x138 k8 s8 f64 pytorch
+  // numerics 5.8 -> 4.0 ms, the plain loop 5.1); seeds 801-1000, not tuned
+  // on: 1.11x over 140, 63 faster, 2 slower. Windows of fewer inputs were
+  // level (1.02x over 74); rows of 2-3 outputs slower (0.95x over 18). Two
+  // vectors, f32/f64: 1.16x over 64, none slower (132x16x42x712 k6 s6x8
+  // excl f32, 240 MB, 10.4 -> 7.1 ms, the plain loop 6.6); seeds 801-1000:
+  // 1.17x over 100, 48 faster, 3 slower (13660x8x14x14 k10x2 s10x4 f64
+  // 0.68x); f16/bf16 1.03x over 56 with 10 slower, and one vector 0.80x
+  // over 120 (the groups of eight outputs), so those keep them.
+  const int64_t ymm_vectors = (j.vec * (int64_t)sizeof(A) + 31) / 32;  // of a pixel's accumulators
   j.disjoint_each = j.wide_loads && q.ow >= kDisjointEachRow &&
-                    q.kh >= kDisjointEachWindow / q.kw + (kDisjointEachWindow % q.kw != 0);  // kh * kw >= 16
+                    q.kh >= kDisjointEachWindow / q.kw + (kDisjointEachWindow % q.kw != 0) &&  // kh * kw >= 16
+                    (ymm_vectors >= 3 || (ymm_vectors == 2 && !converts));
   // 2-core AMD EPYC AVX2 VM, 2026-12-03, one thread, pytorch numerics:
   // 5322x5x27x27 k11x8 s11x8 p0x4 ceil f32 (77 MB) 15-19 -> 6.0-7.2 ms.
   // Inputs the caches hold (not measured) keep it off.

@@ -1212,7 +1212,8 @@ __attribute__((noinline)) void narrow_column_fours(const Job& jb, const T* const
 // Wider pixels: one output at a time, channels in passes of up to eight
 // ymm vectors over the whole window (eight chains of adds in flight), the
 // last pass three to eight vectors (nine or ten left: four, then five or
-// six), the last of them partial or whole. A pass of one or two vectors
+// six), the last of them partial or whole; pixels of two to four vectors
+// of Job::disjoint_each in one pass. A pass of one or two vectors
 // alone was one or two chains of kh * kw dependent adds per output, as long
 // as a whole pass (2-core AMD EPYC AVX2 VM, 2026-12-03, one thread, pytorch
 // numerics, ms: 13x36x198x26 k10 s1 f32 9.2 -> 6.2, oneDNN 5.5;
@@ -1255,6 +1256,8 @@ __attribute__((noinline)) void narrow_wide_each(const Job& jb, const T* const* h
       T* o[1] = {o0 + c0};
       const int64_t at = b * V + c0;
       switch (nv) {
+        case 1: narrow_outputs<1, 1, T, A>(hr, hn, at, off, len, V, kk, 0, 0, false, pf, d, r, o); break;
+        case 2: narrow_outputs<2, 1, T, A>(hr, hn, at, off, len, V, kk, 0, 0, false, pf, d, r, o); break;
         case 3: narrow_outputs<3, 1, T, A>(hr, hn, at, off, len, V, kk, 0, 0, false, pf, d, r, o); break;
         case 4: narrow_outputs<4, 1, T, A>(hr, hn, at, off, len, V, kk, 0, 0, false, pf, d, r, o); break;
         case 5: narrow_outputs<5, 1, T, A>(hr, hn, at, off, len, V, kk, 0, 0, false, pf, d, r, o); break;
@@ -1350,7 +1353,7 @@ void horizontal_nhwc_narrow(const Job& jb, const T* const* hr, int64_t hn, int64
   constexpr int n = nar<A>::n;
   const int64_t V = jb.vec;
   if (V <= n) return narrow_pixels<1, T, A>(jb, hr, hn, xa, ob0, ob1, div, rcp, pf, out);
-  if (V <= 2 * n) return narrow_pixels<2, T, A>(jb, hr, hn, xa, ob0, ob1, div, rcp, pf, out);
+  if (V <= 2 * n && !jb.disjoint_each) return narrow_pixels<2, T, A>(jb, hr, hn, xa, ob0, ob1, div, rcp, pf, out);
   if (V <= 3 * n && !jb.disjoint_each) return narrow_pixels<3, T, A>(jb, hr, hn, xa, ob0, ob1, div, rcp, pf, out);
   if (V <= 4 * n && !jb.disjoint_each) return narrow_pixels<4, T, A>(jb, hr, hn, xa, ob0, ob1, div, rcp, pf, out);
   if (jb.kw > jb.sw && 2 * ((V + n - 1) / n * n) <= kWideAcc && hn * jb.kw * V * (int64_t)sizeof(T) > kWideL1)
