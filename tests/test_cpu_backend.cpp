@@ -611,6 +611,7 @@ TEST_CASE("NHWC pixels in 32-byte vectors (AVX2): f32 and f64 of 1-40 channels, 
       {2, 0, 17, 30, 4, 2, 2, 3, 1, 0, 0},
       {1, 0, 9, 41, 2, 5, 3, 1, 0, 2, 1},
       {2, 0, 70, 26, 3, 6, 2, 1, 1, 0, 0},  // 70 output rows: blocks of whole rows
+      {1, 0, 130, 7, 3, 14, 2, 1, 1, 7, 0},  // eight windows of one length, each the whole row
   };
   for (int64_t c : {2, 3, 4, 5, 7, 8, 9, 11, 12, 13, 15, 16, 17, 20, 23, 24, 25, 31, 32, 33, 36, 40, 257, 301})
     for (Shape s : shapes) {
