@@ -1115,7 +1115,12 @@ __attribute__((always_inline)) inline void narrow_outputs(const T* const* hr, in
 // and immediate displacements instead of eight pointers stepped apart
 // (the same VM and method: 1x8x1064x554 k6 s1 f32 pytorch numerics 4.2 ->
 // 3.5 ms; the 138 NHWC stride-1 rows of such pixels of sweep seeds
-// 601-1400, both numerics: 1.08x over 276, 111 faster, 8 slower).
+// 601-1400, both numerics: 1.08x over 276, 111 faster, 8 slower), and
+// without the span prefetch where windows overlap down the plane (kh >
+// sh: the next groups' rows are read already; 1.05x and 1.02x over those
+// 130 rows in two runs, 0 and 3 slower; where kh <= sh it stays: 1.02x
+// over 146 without it but 4 slower, down to 0.75x). Off for the other
+// groups with kh > sh: 0.99x over 240 NHWC rows of seeds 601-700.
 template <int NV, class T, class A>
 __attribute__((noinline)) void narrow_pixels(const Job& jb, const T* const* hr, int64_t hn, int64_t xa,
                                              int64_t ob0, int64_t ob1, const A* div, const A* rcp, bool pf,
@@ -1156,8 +1161,8 @@ __attribute__((noinline)) void narrow_pixels(const Job& jb, const T* const* hr, 
           static constexpr int64_t step[8] = {0, n, 2 * n, 3 * n, 4 * n, 5 * n, 6 * n, 7 * n};
           T* o[8];
           for (int q = 0; q < 8; ++q) o[q] = out + (ox + q - ob0) * n;
-          narrow_outputs<1, 8, T, A>(hr, hn, b * n, step, len, n, n, (7 + len) * n * (int64_t)sizeof(T), 16 * n, pf,
-                                     false, div + ox, rcp ? rcp + ox : nullptr, o);
+          narrow_outputs<1, 8, T, A>(hr, hn, b * n, step, len, n, n, (7 + len) * n * (int64_t)sizeof(T), 16 * n,
+                                     pf && jb.kh <= jb.sh, false, div + ox, rcp ? rcp + ox : nullptr, o);
         } else {
           group(std::integral_constant<int, 8>{}, ox, b, len);
         }
