@@ -117,6 +117,10 @@ struct Job {
   // f32/f64) one output at a time over its whole window (narrow_wide_each),
   // not two or more outputs side by side (narrow_pixels).
   bool disjoint_each;
+  // f32/f64 (no conversions): the AVX2 build's groups of outputs of pixels
+  // of two to four whole ymm vectors on stride-1 rows use offsets known
+  // when compiled (narrow_pixels).
+  bool fixed_groups;
   // NHWC inputs beyond the caches: the AVX2 pairs and single outputs of
   // narrow pixels prefetch the next output row's window (kernels.inl).
   bool prefetch_below;

@@ -390,6 +390,7 @@ void plan_job(const Problem& q, Isa isa, CpuConfigOf<A>* c) {
   // 1.17x over 100, 48 faster, 3 slower (13660x8x14x14 k10x2 s10x4 f64
   // 0.68x); f16/bf16 1.03x over 56 with 10 slower, and one vector 0.80x
   // over 120 (the groups of eight outputs), so those keep them.
+  j.fixed_groups = !converts;  // kernels.inl has the measurements
   const int64_t ymm_vectors = (j.vec * (int64_t)sizeof(A) + 31) / 32;  // of a pixel's accumulators
   j.disjoint_each = j.wide_loads && q.ow >= kDisjointEachRow &&
                     q.kh >= kDisjointEachWindow / q.kw + (kDisjointEachWindow % q.kw != 0) &&  // kh * kw >= 16

@@ -1120,7 +1120,12 @@ __attribute__((always_inline)) inline void narrow_outputs(const T* const* hr, in
 // sh: the next groups' rows are read already; 1.05x and 1.02x over those
 // 130 rows in two runs, 0 and 3 slower; where kh <= sh it stays: 1.02x
 // over 146 without it but 4 slower, down to 0.75x). Off for the other
-// groups with kh > sh: 0.99x over 240 NHWC rows of seeds 601-700.
+// groups with kh > sh: 0.99x over 240 NHWC rows of seeds 601-700. Pixels
+// of two to four whole vectors take their groups (four, two) the same way
+// on stride-1 rows in f32/f64 (Job::fixed_groups; the 154 such rows of
+// seeds 601-1400, both numerics: 1.05x, 32 faster by more than 10 %, none
+// slower; f16/bf16 0.98x over 80, 10 slower, so they keep the offsets in
+// registers).
 template <int NV, class T, class A>
 __attribute__((noinline)) void narrow_pixels(const Job& jb, const T* const* hr, int64_t hn, int64_t xa,
                                              int64_t ob0, int64_t ob1, const A* div, const A* rcp, bool pf,
@@ -1143,6 +1148,17 @@ __attribute__((noinline)) void narrow_pixels(const Job& jb, const T* const* hr, 
   // row, two groups ahead
   auto group = [&](auto Qc, int64_t ox, int64_t b, int64_t len) {
     constexpr int Q = decltype(Qc)::value;
+    if constexpr (NV > 1) {  // whole f32/f64 vectors on stride-1 rows: offsets known when compiled
+      if (jb.fixed_groups && jb.sw == 1 && V == NV * n && jb.cols[ox + Q - 1].begin - jb.cols[ox].begin == Q - 1) {
+        constexpr int64_t W = NV * n;
+        static constexpr int64_t step[4] = {0, W, 2 * W, 3 * W};
+        T* o[Q];
+        for (int q = 0; q < Q; ++q) o[q] = out + (ox + q - ob0) * W;
+        narrow_outputs<NV, Q, T, A>(hr, hn, b * W, step, len, W, n, ((Q - 1) + len) * W * (int64_t)sizeof(T),
+                                    2 * Q * W, pf, false, div + ox, rcp ? rcp + ox : nullptr, o);
+        return;
+      }
+    }
     int64_t off[Q];
     T* o[Q];
     for (int q = 0; q < Q; ++q) {
