@@ -85,6 +85,7 @@ constexpr int64_t kHalfDirectRow = 8;            // and output rows of at least 
 constexpr int64_t kWideLoadBytes = int64_t(24) << 20;
 constexpr int64_t kDisjointEachWindow = 16;      // inputs of a window from which Job::disjoint_each holds
 constexpr int64_t kDisjointEachRow = 4;          // and outputs of a row
+constexpr int64_t kDisjointEachRowTwo = 8;       // the same for pixels of two ymm vectors
 constexpr int64_t kShortSumRow = 256;            // elements of a row below which NHWC row sums may be skipped (plan_job)
 constexpr int64_t kRowPassAdds = 4;              // a row pass's set-up and tail in that rule, in vector adds
 constexpr int64_t kOneColumnPixel = 64;          // bytes of a pixel from which one-column NHWC windows skip row sums (plan_job)
@@ -387,14 +388,18 @@ void plan_job(const Problem& q, Isa isa, CpuConfigOf<A>* c) {
   // level (1.02x over 74); rows of 2-3 outputs slower (0.95x over 18). Two
   // vectors, f32/f64: 1.16x over 64, none slower (132x16x42x712 k6 s6x8
   // excl f32, 240 MB, 10.4 -> 7.1 ms, the plain loop 6.6); seeds 801-1000:
-  // 1.17x over 100, 48 faster, 3 slower (13660x8x14x14 k10x2 s10x4 f64
-  // 0.68x); f16/bf16 1.03x over 56 with 10 slower, and one vector 0.80x
-  // over 120 (the groups of eight outputs), so those keep them.
+  // 1.17x over 100, 48 faster, 3 slower, all on rows of 4-7 outputs
+  // (13660x8x14x14 k10x2 s10x4 f64 0.68x; seed 101's 9410x10x21x21 k4 s4
+  // 0.80x), which over both sets ran 0.99x (26 rows) against 1.21x over
+  // 138 rows of 8+ outputs, none slower: two vectors need rows of 8
+  // (seeds 1001-1300, not looked at before: 1.21x over 90, none slower). f16/bf16
+  // 1.03x over 56 with 10 slower, and one vector 0.80x over 120 (the groups
+  // of eight outputs), so those keep them.
   j.fixed_groups = !converts;  // kernels.inl has the measurements
   const int64_t ymm_vectors = (j.vec * (int64_t)sizeof(A) + 31) / 32;  // of a pixel's accumulators
   j.disjoint_each = j.wide_loads && q.ow >= kDisjointEachRow &&
                     q.kh >= kDisjointEachWindow / q.kw + (kDisjointEachWindow % q.kw != 0) &&  // kh * kw >= 16
-                    (ymm_vectors >= 3 || (ymm_vectors == 2 && !converts));
+                    (ymm_vectors >= 3 || (ymm_vectors == 2 && !converts && q.ow >= kDisjointEachRowTwo));
   // 2-core AMD EPYC AVX2 VM, 2026-12-03, one thread, pytorch numerics:
   // 5322x5x27x27 k11x8 s11x8 p0x4 ceil f32 (77 MB) 15-19 -> 6.0-7.2 ms.
   // Inputs the caches hold (not measured) keep it off.
