@@ -598,19 +598,25 @@ void plan_job(const Problem& q, Isa isa, CpuConfigOf<A>* c) {
   // 116, 7 slower).
   const bool sparse = (fast || q.dtype == AVGPOOL_DTYPE_F32) && q.h * q.w / kAcrossSparse >= q.oh * q.ow &&
                       q.ow >= (fast ? kShortRow : kAcrossRow);
-  // f64 (AVX2 build): windows that overlap along the row on planes of up to
-  // kAcrossF64Pixels, where the row kernels read each input again for
-  // every window it is in, also those the scalar rows take
-  // (f64_scalar_rows). 2-core AMD EPYC Zen 3 VM, 2026-12-05, two threads,
-  // both ways in one process, fastest of 5, f64 NCHW rows of sweep seeds
-  // 601-700 on planes of up to 32768 pixels: such windows 1.25x over 27
-  // (13 faster by more than 10 %, 1 slower; 1059x6x11x20 k10 s1 p4x3
-  // pytorch numerics 14.0 -> 3.0 ms); on larger planes 0.91x over 50, and
-  // windows that do not overlap along the row 0.72x over 123. Seeds
-  // 701-900, not tuned on: 1.34x over 120, 63 faster, 12 slower (worst
-  // 0.62x, windows of a column or two of overlap on rows of 3-6 outputs).
+  // f64 (AVX2 build): windows that overlap along the row (by half a window
+  // or more, or also down the plane) on planes of up to kAcrossF64Pixels,
+  // where the row kernels read each input again for every window it is
+  // in, also those the scalar rows take (f64_scalar_rows). 2-core AMD EPYC
+  // Zen 3 VM, 2026-12-05, two threads, both ways in one process, fastest
+  // of 5, f64 NCHW rows of sweep seeds 601-700 on planes of up to 32768
+  // pixels: windows overlapping along the row 1.25x over 27 (13 faster by
+  // more than 10 %, 1 slower; 1059x6x11x20 k10 s1 p4x3 pytorch numerics
+  // 14.0 -> 3.0 ms); on larger planes 0.91x over 50, and windows that do
+  // not overlap along the row 0.72x over 123. Seeds 701-900: 1.34x over
+  // 120, 12 slower; over both sets the windows overlapping along the row by
+  // less than half a window and not down the plane ran 0.97x over 26 (6
+  // slower), the others 1.42x over 121 (7 slower). Seeds 101-400, not
+  // looked at before, against the code before these changes: 1.35x over
+  // 112 such rows, 65 faster, 10 slower (worst 0.64x, 8x43x13x36 k5x3
+  // s5x1 pytorch numerics, 0.04 ms); the rows it leaves 1.01x over 28.
   // The scalar rows' flag is dropped for these jobs.
-  const bool across_f64 = sizeof(A) == 8 && isa == Isa::kAvx2 && q.kw > q.sw && q.h * q.w <= kAcrossF64Pixels;
+  const bool across_f64 = sizeof(A) == 8 && isa == Isa::kAvx2 && q.kw > q.sw && (q.kw >= 2 * q.sw || q.kh > q.sh) &&
+                          q.h * q.w <= kAcrossF64Pixels;
   j.across = nchw && (sizeof(A) == 4 || across_f64) && (!j.short_rows || (across_f64 && q.ow > kScalarRow)) &&
              (!j.global || across_global) && !few_rows && j.planes >= 16 &&
              q.h * q.w <= kAcrossPixels &&
