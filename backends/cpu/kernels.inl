@@ -82,8 +82,9 @@ template <class A> using nvec = typename nar<A>::v;
 // in, as load_half), so nothing past lane k is read. Two floats (pixels of
 // two channels) are one 8-byte load: windows of a few such pixels waited
 // on their vmaskmov loads (33878x2x9x9 k1x3 s1x5 f32, three loads an
-// output, see nstore). Loads of three to seven lanes in pieces were up to
-// 2.4x slower in loops over large windows, where vmaskmov was not.
+// output, see nstore_pieces). Loads of three to seven lanes in pieces
+// were up to 2.4x slower in loops over large windows, where vmaskmov was
+// not.
 template <class A, class T> inline nvec<A> nload(const T* p, int64_t k) {
   if constexpr (same<T, A>::value) {
     if (k == nar<A>::n) return *reinterpret_cast<const typename nar<A>::vu*>(p);
@@ -111,17 +112,49 @@ template <class A, class T> inline nvec<A> nload(const T* p, int64_t k) {
   }
 }
 
-// Lanes [0, k) of x to p, rounded to T as store_half does. Partial vectors
-// in pieces of 16, 8, 4 (and 2) bytes: the loop over the lanes GCC made a
-// memcpy call of. 2-core AMD EPYC Zen 3 VM, 2026-12-05, two threads, both
-// ways in one process, NHWC pixels that are not whole vectors, of sweep
-// seeds 601-700 (with the two-float loads above): 1.03x over 240, 25
-// faster by more than 10 %, 2 slower; 33878x2x9x9 k1x3 s1x5 f32 5.6 ->
-// 2.7 ms (the plain loop 4.2).
+// Lanes [0, k) of x to p, rounded to T as store_half does.
 template <class T, class A> inline void nstore(T* p, nvec<A> x, int64_t k) {
   constexpr int n = nar<A>::n;
   if constexpr (same<T, A>::value) {
     if (k == n) {
+      *reinterpret_cast<typename nar<A>::vu*>(p) = x;
+    } else {
+      for (int64_t l = 0; l < k; ++l) p[l] = x[l];
+    }
+  } else {
+    __m128i h;
+    if constexpr (same<T, F16>::value) {
+      h = _mm256_cvtps_ph((__m256)x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    } else {
+      const __m256i u = _mm256_castps_si256((__m256)x);
+      const __m256i odd = _mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(1));
+      const __m256i r = _mm256_srli_epi32(_mm256_add_epi32(_mm256_add_epi32(u, _mm256_set1_epi32(0x7fff)), odd), 16);
+      h = _mm_packus_epi32(_mm256_castsi256_si128(r), _mm256_extracti128_si256(r, 1));
+    }
+    if (k == 8) {
+      _mm_storeu_si128((__m128i*)p, h);
+    } else {
+      uint16_t t[8];
+      _mm_storeu_si128((__m128i*)t, h);
+      memcpy(p, t, (size_t)k * sizeof(uint16_t));
+    }
+  }
+}
+
+// nstore for the outputs of the NHWC pixel kernels (narrow_outputs):
+// partial f32/f64 vectors in pieces of 16, 8 and 4 bytes. The loop over
+// the lanes was a memcpy call per output there. 2-core AMD EPYC Zen 3 VM,
+// 2026-12-05, two threads, both ways in one process, NHWC pixels that are
+// not whole vectors, of sweep seeds 601-700 (with the two-float loads
+// above): 1.03x over 240, 25 faster by more than 10 %, 2 slower;
+// 33878x2x9x9 k1x3 s1x5 f32 5.6 -> 2.7 ms (the plain loop 4.2). In nstore
+// itself (every kernel's partial stores, f16/bf16 in pieces too) the rows
+// of sweep seeds 101-102 ran 1.00x with 24 of 400 slower, here only 1.00x
+// with 11 slower. Rows that reach neither (f16 NCHW) moved 0.83-0.98x
+// between such builds: the placement of the code, not its instructions.
+template <class T, class A> inline void nstore_pieces(T* p, nvec<A> x, int64_t k) {
+  if constexpr (same<T, A>::value) {
+    if (k == nar<A>::n) {
       *reinterpret_cast<typename nar<A>::vu*>(p) = x;
     } else if constexpr (is_f32<A>) {
       __m128 part = _mm256_castps256_ps128((__m256)x);
@@ -147,35 +180,7 @@ template <class T, class A> inline void nstore(T* p, nvec<A> x, int64_t k) {
       }
     }
   } else {
-    __m128i h;
-    if constexpr (same<T, F16>::value) {
-      h = _mm256_cvtps_ph((__m256)x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    } else {
-      const __m256i u = _mm256_castps_si256((__m256)x);
-      const __m256i odd = _mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(1));
-      const __m256i r = _mm256_srli_epi32(_mm256_add_epi32(_mm256_add_epi32(u, _mm256_set1_epi32(0x7fff)), odd), 16);
-      h = _mm_packus_epi32(_mm256_castsi256_si128(r), _mm256_extracti128_si256(r, 1));
-    }
-    if (k == 8) {
-      _mm_storeu_si128((__m128i*)p, h);
-    } else {
-      char* q = reinterpret_cast<char*>(p);
-      if (k & 4) {
-        _mm_storel_epi64((__m128i*)q, h);
-        h = _mm_srli_si128(h, 8);
-        q += 8;
-      }
-      if (k & 2) {
-        const int32_t w = _mm_cvtsi128_si32(h);
-        memcpy(q, &w, 4);
-        h = _mm_srli_si128(h, 4);
-        q += 4;
-      }
-      if (k & 1) {
-        const uint16_t e = (uint16_t)_mm_cvtsi128_si32(h);
-        memcpy(q, &e, 2);
-      }
-    }
+    nstore<T, A>(p, x, k);
   }
 }
 
@@ -1096,7 +1101,7 @@ __attribute__((always_inline)) inline void narrow_outputs(const T* const* hr, in
 #pragma GCC unroll 8
     for (int v = 0; v < NV; ++v) {
       const nvec<A> x = rcp ? nquot<A>(acc[q][v], dv, rv) : acc[q][v] / dv;
-      nstore<T, A>(o[q] + v * n, x, v + 1 < NV ? n : k);
+      nstore_pieces<T, A>(o[q] + v * n, x, v + 1 < NV ? n : k);
     }
   }
 }
