@@ -144,14 +144,14 @@ template <class T, class A> inline void nstore(T* p, nvec<A> x, int64_t k) {
 // nstore for the outputs of the NHWC pixel kernels (narrow_outputs):
 // partial f32/f64 vectors in pieces of 16, 8 and 4 bytes. The loop over
 // the lanes was a memcpy call per output there. 2-core AMD EPYC Zen 3 VM,
-// 2026-12-05, two threads, both ways in one process, NHWC pixels that are
-// not whole vectors, of sweep seeds 601-700 (with the two-float loads
-// above): 1.03x over 240, 25 faster by more than 10 %, 2 slower;
-// 33878x2x9x9 k1x3 s1x5 f32 5.6 -> 2.7 ms (the plain loop 4.2). In nstore
-// itself (every kernel's partial stores, f16/bf16 in pieces too) the rows
-// of sweep seeds 101-102 ran 1.00x with 24 of 400 slower, here only 1.00x
-// with 11 slower. Rows that reach neither (f16 NCHW) moved 0.83-0.98x
-// between such builds: the placement of the code, not its instructions.
+// 2026-12-05, two threads, both ways in one process, with the two-float
+// loads above: 33878x2x9x9 k1x3 s1x5 f32 6.3 -> 2.7 ms (the plain loop
+// 4.2); NHWC pixels that are not whole vectors, sweep seeds 601-700,
+// 1.01x over 240 (17 faster by more than 10 %, 4 slower). Every kernel's
+// partial stores in pieces (nstore itself, f16/bf16 too) measured 1.03x
+// there but left 24 of the 400 rows of seeds 101-102 slower, mostly f16;
+// this, 11. f16 NCHW rows, which reach neither, moved 0.83-0.98x from one
+// such build to another: the placement of the code, not its instructions.
 template <class T, class A> inline void nstore_pieces(T* p, nvec<A> x, int64_t k) {
   if constexpr (same<T, A>::value) {
     if (k == nar<A>::n) {
