@@ -614,7 +614,8 @@ void plan_job(const Problem& q, Isa isa, CpuConfigOf<A>* c) {
   // looked at before, against the code before these changes: 1.35x over
   // 112 such rows, 65 faster, 10 slower (worst 0.64x, 8x43x13x36 k5x3
   // s5x1 pytorch numerics, 0.04 ms); the rows it leaves 1.01x over 28.
-  // The scalar rows' flag is dropped for these jobs.
+  // run_block takes the 16-plane path before the scalar rows, so the
+  // scalar rows' flag left set on these jobs is not read.
   const bool across_f64 = sizeof(A) == 8 && isa == Isa::kAvx2 && q.kw > q.sw && (q.kw >= 2 * q.sw || q.kh > q.sh) &&
                           q.h * q.w <= kAcrossF64Pixels;
   j.across = nchw && (sizeof(A) == 4 || across_f64) && (!j.short_rows || (across_f64 && q.ow > kScalarRow)) &&
@@ -633,7 +634,6 @@ void plan_job(const Problem& q, Isa isa, CpuConfigOf<A>* c) {
   // (30x9x665x13 s2x3 bf16 0.15 against 0.37; 32x64x112x112 s2 fast 3.0
   // against 6.8, oneDNN 4.5).
   j.single = q.kh == 1 && q.kw == 1 && !j.across;
-  if (j.across) j.short_rows = false;
 
   // Scratch layout (cpu_job.h). The 128 bytes after the vertical sum are
   // slack for even_lanes, which reads past the last lane it uses.

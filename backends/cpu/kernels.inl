@@ -1153,16 +1153,18 @@ __attribute__((noinline)) void narrow_pixels(const Job& jb, const T* const* hr, 
   // row, two groups ahead
   auto group = [&](auto Qc, int64_t ox, int64_t b, int64_t len) {
     constexpr int Q = decltype(Qc)::value;
-    if constexpr (NV > 1) {  // whole f32/f64 vectors on stride-1 rows: offsets known when compiled
-      if (jb.fixed_groups && jb.sw == 1 && V == NV * n && jb.cols[ox + Q - 1].begin - jb.cols[ox].begin == Q - 1) {
-        constexpr int64_t W = NV * n;
-        static constexpr int64_t step[4] = {0, W, 2 * W, 3 * W};
-        T* o[Q];
-        for (int q = 0; q < Q; ++q) o[q] = out + (ox + q - ob0) * W;
-        narrow_outputs<NV, Q, T, A>(hr, hn, b * W, step, len, W, n, ((Q - 1) + len) * W * (int64_t)sizeof(T),
-                                    2 * Q * W, pf, false, div + ox, rcp ? rcp + ox : nullptr, o);
-        return;
-      }
+    // offsets known when compiled: one-vector pixels eight at a time (every
+    // dtype), whole f32/f64 vectors (Job::fixed_groups), on stride-1 rows
+    const bool fixed = NV == 1 ? Q == 8 : jb.fixed_groups;
+    if (fixed && jb.sw == 1 && V == NV * n && jb.cols[ox + Q - 1].begin - jb.cols[ox].begin == Q - 1) {
+      constexpr int64_t W = NV * n;
+      static constexpr int64_t step[8] = {0, W, 2 * W, 3 * W, 4 * W, 5 * W, 6 * W, 7 * W};
+      T* o[Q];
+      for (int q = 0; q < Q; ++q) o[q] = out + (ox + q - ob0) * W;
+      narrow_outputs<NV, Q, T, A>(hr, hn, b * W, step, len, W, n, ((Q - 1) + len) * W * (int64_t)sizeof(T),
+                                  2 * Q * W, pf && (NV > 1 || jb.kh <= jb.sh), false, div + ox,
+                                  rcp ? rcp + ox : nullptr, o);
+      return;
     }
     int64_t off[Q];
     T* o[Q];
@@ -1178,15 +1180,7 @@ __attribute__((noinline)) void narrow_pixels(const Job& jb, const T* const* hr, 
     const int64_t b = jb.cols[ox].begin - xa, len = jb.cols[ox].end - jb.cols[ox].begin;
     if constexpr (NV == 1) {
       if (jb.sw == 1 && one_length(ox, 8, len)) {
-        if (V == n && jb.cols[ox + 7].begin - jb.cols[ox].begin == 7) {  // offsets the compiler knows
-          static constexpr int64_t step[8] = {0, n, 2 * n, 3 * n, 4 * n, 5 * n, 6 * n, 7 * n};
-          T* o[8];
-          for (int q = 0; q < 8; ++q) o[q] = out + (ox + q - ob0) * n;
-          narrow_outputs<1, 8, T, A>(hr, hn, b * n, step, len, n, n, (7 + len) * n * (int64_t)sizeof(T), 16 * n,
-                                     pf && jb.kh <= jb.sh, false, div + ox, rcp ? rcp + ox : nullptr, o);
-        } else {
-          group(std::integral_constant<int, 8>{}, ox, b, len);
-        }
+        group(std::integral_constant<int, 8>{}, ox, b, len);
         ox += 8;
         continue;
       }
