@@ -598,7 +598,7 @@ TEST_CASE("NHWC with 17-32 channels: every dtype, numerics and instruction set, 
 TEST_CASE("NHWC pixels in 32-byte vectors (AVX2): f32 and f64 of 1-40 channels, every numerics and instruction set") {
   // The AVX2 build sums NHWC channels in ymm vectors (8 floats, 4 doubles):
   // pixels of one or two of them four outputs at a time (one of them on rows
-  // of stride 1 eight at a time, then four, two, one), of three or four
+  // of stride 1 eight at a time), then three, two, one; of three or four
   // two at a time, wider ones one output at a time in chunks of four and
   // the rest in one pass (above 256 channels too). Every channel count on
   // both sides of each of those bounds for f32 (8, 16, 24, 32) and f64 (4,
@@ -612,6 +612,8 @@ TEST_CASE("NHWC pixels in 32-byte vectors (AVX2): f32 and f64 of 1-40 channels, 
       {1, 0, 9, 41, 2, 5, 3, 1, 0, 2, 1},
       {2, 0, 70, 26, 3, 6, 2, 1, 1, 0, 0},  // 70 output rows: blocks of whole rows
       {1, 0, 130, 7, 3, 14, 2, 1, 1, 7, 0},  // eight windows of one length, each the whole row
+      {10, 0, 9, 23, 3, 5, 1, 3, 0, 0, 0},  // rows of 7 outputs: four, then three
+      {22, 0, 5, 15, 2, 5, 1, 1, 0, 0, 0},  // rows of 11 outputs: eight or four, then three
   };
   for (int64_t c : {2, 3, 4, 5, 7, 8, 9, 11, 12, 13, 15, 16, 17, 20, 23, 24, 25, 31, 32, 33, 36, 40, 257, 301})
     for (Shape s : shapes) {

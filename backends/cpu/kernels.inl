@@ -1060,7 +1060,7 @@ __attribute__((noinline)) void nhwc_output_fours(const Job& jb, const T* const* 
 // pixels one output at a time, in chunks of four ymm vectors of channels
 // and the rest in one pass, also above kWideChannels, where the 64-byte
 // kernels go pixel by pixel through the output row. Where four outputs
-// are not left, two go together. 2-core AMD EPYC AVX2 VM, 2026-12-03, one
+// are not left, three or two go together. 2-core AMD EPYC AVX2 VM, 2026-12-03, one
 // thread, ms: 41x2x414x414 k7 s3 p0x1 excl f32 pytorch numerics 231 ->
 // 28.4 (oneDNN 25.7), fast 102 -> 18.0; above 256 channels, against the
 // pixel-by-pixel pass in ymm: 2x300x60x60 k3 s1 p1 f32 pytorch 9.9 ->
@@ -1130,7 +1130,14 @@ __attribute__((always_inline)) inline void narrow_outputs(const T* const* hr, in
 // on stride-1 rows in f32/f64 (Job::fixed_groups; the 154 such rows of
 // seeds 601-1400, both numerics: 1.05x, 32 faster by more than 10 %, none
 // slower; f16/bf16 0.98x over 80, 10 slower, so they keep the offsets in
-// registers).
+// registers). Where four outputs of one window length are not left
+// (a row of 4k + 3), three go together: three to six chains of adds where
+// a pair and a single output left two and one (one vector) or four and two
+// (two vectors). The same VM and method, NHWC rows of 4k + 3 outputs (up to
+// 64) of pixels of up to two vectors: tuned on sweep seeds 601-640, 1.027x
+// over 182 (27 faster by more than 10 %, 3 slower); seeds 641-700, not
+// tuned on: 1.022x over 308 (47 / 5, worst 0.83x), f16/bf16 1.043x, f32
+// 1.00x, f64 1.007x (many such f32/f64 rows take column_fours).
 template <int NV, class T, class A>
 __attribute__((noinline)) void narrow_pixels(const Job& jb, const T* const* hr, int64_t hn, int64_t xa,
                                              int64_t ob0, int64_t ob1, const A* div, const A* rcp, bool pf,
@@ -1188,6 +1195,9 @@ __attribute__((noinline)) void narrow_pixels(const Job& jb, const T* const* hr, 
     if (one_length(ox, G, len)) {
       group(std::integral_constant<int, G>{}, ox, b, len);
       ox += G;
+    } else if (G == 4 && one_length(ox, 3, len)) {
+      group(std::integral_constant<int, 3>{}, ox, b, len);
+      ox += 3;
     } else if (G == 4 && ox + 2 <= ob1 && jb.cols[ox + 1].end - jb.cols[ox + 1].begin == len) {
       const int64_t off[2] = {0, (jb.cols[ox + 1].begin - jb.cols[ox].begin) * V};
       T* o[2] = {out + (ox - ob0) * V, out + (ox + 1 - ob0) * V};
