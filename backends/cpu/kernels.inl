@@ -1137,7 +1137,7 @@ __attribute__((always_inline)) inline void narrow_outputs(const T* const* hr, in
 // 64) of pixels of up to two vectors: tuned on sweep seeds 601-640, 1.027x
 // over 182 (27 faster by more than 10 %, 3 slower); seeds 641-700, not
 // tuned on: 1.022x over 308 (47 / 5, worst 0.83x), f16/bf16 1.043x, f32
-// 1.00x, f64 1.007x (many such f32/f64 rows take column_fours).
+// 1.00x, f64 1.007x.
 template <int NV, class T, class A>
 __attribute__((noinline)) void narrow_pixels(const Job& jb, const T* const* hr, int64_t hn, int64_t xa,
                                              int64_t ob0, int64_t ob1, const A* div, const A* rcp, bool pf,
