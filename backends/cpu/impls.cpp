@@ -148,6 +148,10 @@ constexpr int64_t kMaxPartialBytes = int64_t(16) << 20;
 
 int64_t align64(int64_t n) { return (n + 63) & ~int64_t(63); }
 
+// Whether a window has at most m inputs (kh * kw <= m), without forming the
+// product: kernel sides are bounded by INT64_MAX / 8, their product is not.
+bool window_at_most(const Problem& q, int64_t m) { return q.kw <= m / q.kh; }
+
 // Fills c for q. Throws std::bad_alloc (or length_error) when a table does
 // not fit.
 template <class A>
@@ -366,8 +370,7 @@ void plan_job(const Problem& q, Isa isa, CpuConfigOf<A>* c) {
   // inputs gained 1.05x / 1.02x, larger ones lost (0.95x over 186 of 37+),
   // pixels of 512 bytes or more were level or slower: they keep the row
   // sums).
-  const bool disjoint_small = !converts && q.kh <= q.sh && q.kw <= q.sw && q.kh <= kDisjointWindow &&
-                              q.kw <= kDisjointWindow && q.kh * q.kw <= kDisjointWindow &&  // no overflow
+  const bool disjoint_small = !converts && q.kh <= q.sh && q.kw <= q.sw && window_at_most(q, kDisjointWindow) &&
                               q.c * q.element_size < kDisjointPixel;
   if (!nchw && fast && !j.sep_s1 && (!converts || q.c < 16) && q.kh >= 3 && j.max_rows < kTallRows &&
       !row_gaps && !half_short && !short_rows_direct && !one_column_wide && !disjoint_small)
@@ -398,7 +401,7 @@ void plan_job(const Problem& q, Isa isa, CpuConfigOf<A>* c) {
   j.fixed_groups = !converts;  // kernels.inl has the measurements
   const int64_t ymm_vectors = (j.vec * (int64_t)sizeof(A) + 31) / 32;  // of a pixel's accumulators
   j.disjoint_each = j.wide_loads && q.ow >= kDisjointEachRow &&
-                    q.kh >= kDisjointEachWindow / q.kw + (kDisjointEachWindow % q.kw != 0) &&  // kh * kw >= 16
+                    !window_at_most(q, kDisjointEachWindow - 1) &&
                     (ymm_vectors >= 3 || (ymm_vectors == 2 && !converts && q.ow >= kDisjointEachRowTwo));
   // 2-core AMD EPYC AVX2 VM, 2026-12-03, one thread, pytorch numerics:
   // 5322x5x27x27 k11x8 s11x8 p0x4 ceil f32 (77 MB) 15-19 -> 6.0-7.2 ms.

@@ -306,6 +306,15 @@ void vertical_sum(const Job& jb, const A* const* rp, int64_t nr, int64_t len, A*
 // rows[r][base + i*sw + j], from 0) / div[i]. Vectorized across outputs,
 // so each output keeps PyTorch's order; contiguous loads for sw == 1,
 // gathers otherwise. KW, SW > 0: compile-time; 0: the run-time kw, sw.
+// One output's window in scalar, in that order (the kernels' tails): kw
+// columns from `at` of each of the hn rows.
+template <class A>
+inline A window_sum(const A* const* hr, int64_t hn, int64_t at, int64_t kw) {
+  A acc = A(0);
+  for (int64_t r = 0; r < hn; ++r)
+    for (int64_t j = 0; j < kw; ++j) acc += hr[r][at + j];
+  return acc;
+}
 template <int KW, int SW, class A>
 void interior_run(const A* const* hr, int64_t hn, int64_t base, int64_t n, int64_t kw_rt,
                   int64_t sw_rt, const A* div, const A* rcp, bool slack, A* out) {
@@ -354,14 +363,7 @@ void interior_run(const A* const* hr, int64_t hn, int64_t base, int64_t n, int64
                  k);
     }
   }
-  for (; i < n; ++i) {
-    A acc = A(0);
-    for (int64_t r = 0; r < hn; ++r) {
-      const A* row = hr[r] + base + i * sw;
-      for (int64_t j = 0; j < kw; ++j) acc += row[j];
-    }
-    out[i] = acc / div[i];
-  }
+  for (; i < n; ++i) out[i] = window_sum(hr, hn, base + i * sw, kw) / div[i];
 }
 
 #if defined(AVGPOOL_CPU_NARROW_NHWC)
@@ -450,14 +452,7 @@ void interior_run_ymm(const A* const* hr, int64_t hn, int64_t base, int64_t n, i
       finish(a0, i, k);
     }
   }
-  for (; i < n; ++i) {
-    A acc = A(0);
-    for (int64_t r = 0; r < hn; ++r) {
-      const A* row = hr[r] + base + i * sw;
-      for (int64_t j = 0; j < kw; ++j) acc += row[j];
-    }
-    out[i] = acc / div[i];
-  }
+  for (; i < n; ++i) out[i] = window_sum(hr, hn, base + i * sw, kw) / div[i];
 }
 constexpr int64_t kTransposeWindow = 3;  // columns from which strided windows are transposed (interior)
 // 4 x 4 transpose of ymm vectors of doubles: v[l][j] -> v[j][l].
@@ -509,11 +504,7 @@ void transposed_windows_ymm(const A* const* hr, int64_t hn, int64_t base, int64_
     nstore<A, A>(out + i, rcp ? nquot<A>(a, d, nload<A, A>(rcp + i, N)) : a / d, N);
   }
   for (; i < n; ++i) {
-    A acc = A(0);
-    for (int64_t r = 0; r < hn; ++r) {
-      const A* row = hr[r] + base + i * sw;
-      for (int64_t j = 0; j < kw; ++j) acc += row[j];
-    }
+    const A acc = window_sum(hr, hn, base + i * sw, kw);
     out[i] = rcp ? nquot<A>(nvec<A>{} + acc, nvec<A>{} + div[i], nvec<A>{} + rcp[i])[0] : acc / div[i];
   }
 }
@@ -788,11 +779,7 @@ void interior(const Job& jb, const A* const* hr, int64_t hn, int64_t base, int64
 // Any output column from the table (borders: partial windows).
 template <class A>
 inline A column_sum(const Job& jb, const A* const* hr, int64_t hn, int64_t xa, int64_t ox) {
-  const int64_t b = jb.cols[ox].begin - xa, e = jb.cols[ox].end - xa;
-  A acc = A(0);
-  for (int64_t r = 0; r < hn; ++r)
-    for (int64_t x = b; x < e; ++x) acc += hr[r][x];
-  return acc;
+  return window_sum(hr, hn, jb.cols[ox].begin - xa, jb.cols[ox].end - jb.cols[ox].begin);
 }
 
 // Fast numerics, one row of row sums, windows of 4 vectors or more: each
