@@ -1118,13 +1118,16 @@ __attribute__((always_inline)) inline void narrow_outputs(const T* const* hr, in
 // seeds 601-1400, both numerics: 1.05x, 32 faster by more than 10 %, none
 // slower; f16/bf16 0.98x over 80, 10 slower, so they keep the offsets in
 // registers). Where four outputs of one window length are not left
-// (a row of 4k + 3), three go together: three to six chains of adds where
-// a pair and a single output left two and one (one vector) or four and two
-// (two vectors). The same VM and method, NHWC rows of 4k + 3 outputs (up to
-// 64) of pixels of up to two vectors: tuned on sweep seeds 601-640, 1.027x
-// over 182 (27 faster by more than 10 %, 3 slower); seeds 641-700, not
-// tuned on: 1.022x over 308 (47 / 5, worst 0.83x), f16/bf16 1.043x, f32
-// 1.00x, f64 1.007x.
+// (edges, short rows, a row of 4k + 3), three go together: three to six
+// chains of adds where a pair and a single output left two and one (one
+// vector) or four and two (two vectors). Like the pairs and single outputs
+// they prefetch the next output row's window, not two groups ahead along
+// the row: with the groups' prefetch, 16054x3x28x28 k6 s7x6 p1 f32 pytorch
+// numerics (rows of 5, 6, 6, 6 and 5 columns) ran 0.57x. The same VM and
+// method, NHWC rows of 4k + 3 outputs (up to 64) of pixels of up to two
+// vectors: tuned on sweep seeds 601-640, 1.030x over 182 (19 faster by
+// more than 10 %, 1 slower); seeds 641-700, not tuned on: 1.016x over 308
+// (20 / 3, worst 0.84x), f16/bf16 1.024x, f32 1.010x, f64 1.006x.
 template <int NV, class T, class A>
 __attribute__((noinline)) void narrow_pixels(const Job& jb, const T* const* hr, int64_t hn, int64_t xa,
                                              int64_t ob0, int64_t ob1, const A* div, const A* rcp, bool pf,
@@ -1170,6 +1173,19 @@ __attribute__((noinline)) void narrow_pixels(const Job& jb, const T* const* hr, 
     narrow_outputs<NV, Q, T, A>(hr, hn, b * V, off, len, V, k, span, ahead, pf, false, div + ox,
                                 rcp ? rcp + ox : nullptr, o);
   };
+  // the Q outputs from ox left where a group does not fit (edges and short
+  // rows): each window row's span of the next output row prefetched
+  auto rest = [&](auto Qc, int64_t ox, int64_t b, int64_t len) {
+    constexpr int Q = decltype(Qc)::value;
+    int64_t off[Q];
+    T* o[Q];
+    for (int q = 0; q < Q; ++q) {
+      off[q] = (jb.cols[ox + q].begin - jb.cols[ox].begin) * V;
+      o[q] = out + (ox + q - ob0) * V;
+    }
+    narrow_outputs<NV, Q, T, A>(hr, hn, b * V, off, len, V, k, (off[Q - 1] + len * V) * (int64_t)sizeof(T), below,
+                                pf && jb.prefetch_below, false, div + ox, rcp ? rcp + ox : nullptr, o);
+  };
   for (int64_t ox = ob0; ox < ob1;) {
     const int64_t b = jb.cols[ox].begin - xa, len = jb.cols[ox].end - jb.cols[ox].begin;
     if constexpr (NV == 1) {
@@ -1183,19 +1199,13 @@ __attribute__((noinline)) void narrow_pixels(const Job& jb, const T* const* hr, 
       group(std::integral_constant<int, G>{}, ox, b, len);
       ox += G;
     } else if (G == 4 && one_length(ox, 3, len)) {
-      group(std::integral_constant<int, 3>{}, ox, b, len);
+      rest(std::integral_constant<int, 3>{}, ox, b, len);
       ox += 3;
-    } else if (G == 4 && ox + 2 <= ob1 && jb.cols[ox + 1].end - jb.cols[ox + 1].begin == len) {
-      const int64_t off[2] = {0, (jb.cols[ox + 1].begin - jb.cols[ox].begin) * V};
-      T* o[2] = {out + (ox - ob0) * V, out + (ox + 1 - ob0) * V};
-      narrow_outputs<NV, 2, T, A>(hr, hn, b * V, off, len, V, k, (off[1] + len * V) * (int64_t)sizeof(T),
-                                  below, pf && jb.prefetch_below, false, div + ox, rcp ? rcp + ox : nullptr, o);
+    } else if (G == 4 && one_length(ox, 2, len)) {
+      rest(std::integral_constant<int, 2>{}, ox, b, len);
       ox += 2;
     } else {
-      const int64_t off[1] = {0};
-      T* o[1] = {out + (ox - ob0) * V};
-      narrow_outputs<NV, 1, T, A>(hr, hn, b * V, off, len, V, k, len * V * (int64_t)sizeof(T), below,
-                                  pf && jb.prefetch_below, false, div + ox, rcp ? rcp + ox : nullptr, o);
+      rest(std::integral_constant<int, 1>{}, ox, b, len);
       ox += 1;
     }
   }
