@@ -301,13 +301,9 @@ void vertical_sum(const Job& jb, const A* const* rp, int64_t nr, int64_t len, A*
   else vertical_sum_pf<false>(rp, nr, len, out);
 }
 
-// ---- step 3, NCHW (vec == 1) ------------------------------------------------
-// Outputs i in [0, n): out[i] = (sum over rows r, then j < kw of
-// rows[r][base + i*sw + j], from 0) / div[i]. Vectorized across outputs,
-// so each output keeps PyTorch's order; contiguous loads for sw == 1,
-// gathers otherwise. KW, SW > 0: compile-time; 0: the run-time kw, sw.
-// One output's window in scalar, in that order (the kernels' tails): kw
-// columns from `at` of each of the hn rows.
+// One output's window summed in scalar, from 0, in PyTorch's order: rows in
+// order, each row's kw columns from `at` left to right (the kernels' tails
+// and the borders' partial windows).
 template <class A>
 inline A window_sum(const A* const* hr, int64_t hn, int64_t at, int64_t kw) {
   A acc = A(0);
@@ -315,6 +311,12 @@ inline A window_sum(const A* const* hr, int64_t hn, int64_t at, int64_t kw) {
     for (int64_t j = 0; j < kw; ++j) acc += hr[r][at + j];
   return acc;
 }
+
+// ---- step 3, NCHW (vec == 1) ------------------------------------------------
+// Outputs i in [0, n): out[i] = (sum over rows r, then j < kw of
+// rows[r][base + i*sw + j], from 0) / div[i]. Vectorized across outputs,
+// so each output keeps PyTorch's order; contiguous loads for sw == 1,
+// gathers otherwise. KW, SW > 0: compile-time; 0: the run-time kw, sw.
 template <int KW, int SW, class A>
 void interior_run(const A* const* hr, int64_t hn, int64_t base, int64_t n, int64_t kw_rt,
                   int64_t sw_rt, const A* div, const A* rcp, bool slack, A* out) {
