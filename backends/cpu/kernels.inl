@@ -1148,6 +1148,21 @@ __attribute__((noinline)) void narrow_pixels(const Job& jb, const T* const* hr, 
     for (int q = 1; same && q < Q; ++q) same = jb.cols[ox + q].end - jb.cols[ox + q].begin == len;
     return same;
   };
+  // the Q outputs from ox side by side, offsets in registers; each window
+  // row's span they take prefetched two groups ahead along the row (along)
+  // or in the next output row (pairs' rule: Job::prefetch_below)
+  auto side_by_side = [&](auto Qc, int64_t ox, int64_t b, int64_t len, bool along) {
+    constexpr int Q = decltype(Qc)::value;
+    int64_t off[Q];
+    T* o[Q];
+    for (int q = 0; q < Q; ++q) {
+      off[q] = (jb.cols[ox + q].begin - jb.cols[ox].begin) * V;
+      o[q] = out + (ox + q - ob0) * V;
+    }
+    const int64_t span = (off[Q - 1] + len * V) * (int64_t)sizeof(T);
+    narrow_outputs<NV, Q, T, A>(hr, hn, b * V, off, len, V, k, span, along ? 2 * Q * off[Q > 1 ? 1 : 0] : below,
+                                along ? pf : pf && jb.prefetch_below, false, div + ox, rcp ? rcp + ox : nullptr, o);
+  };
   // those Q outputs side by side; pf: the span their windows take of each
   // row, two groups ahead
   auto group = [&](auto Qc, int64_t ox, int64_t b, int64_t len) {
@@ -1165,29 +1180,11 @@ __attribute__((noinline)) void narrow_pixels(const Job& jb, const T* const* hr, 
                                   rcp ? rcp + ox : nullptr, o);
       return;
     }
-    int64_t off[Q];
-    T* o[Q];
-    for (int q = 0; q < Q; ++q) {
-      off[q] = (jb.cols[ox + q].begin - xa - b) * V;
-      o[q] = out + (ox + q - ob0) * V;
-    }
-    const int64_t span = (off[Q - 1] + len * V) * (int64_t)sizeof(T), ahead = 2 * Q * off[1];
-    narrow_outputs<NV, Q, T, A>(hr, hn, b * V, off, len, V, k, span, ahead, pf, false, div + ox,
-                                rcp ? rcp + ox : nullptr, o);
+    side_by_side(Qc, ox, b, len, true);
   };
   // the Q outputs from ox left where a group does not fit (edges and short
   // rows): each window row's span of the next output row prefetched
-  auto rest = [&](auto Qc, int64_t ox, int64_t b, int64_t len) {
-    constexpr int Q = decltype(Qc)::value;
-    int64_t off[Q];
-    T* o[Q];
-    for (int q = 0; q < Q; ++q) {
-      off[q] = (jb.cols[ox + q].begin - jb.cols[ox].begin) * V;
-      o[q] = out + (ox + q - ob0) * V;
-    }
-    narrow_outputs<NV, Q, T, A>(hr, hn, b * V, off, len, V, k, (off[Q - 1] + len * V) * (int64_t)sizeof(T), below,
-                                pf && jb.prefetch_below, false, div + ox, rcp ? rcp + ox : nullptr, o);
-  };
+  auto rest = [&](auto Qc, int64_t ox, int64_t b, int64_t len) { side_by_side(Qc, ox, b, len, false); };
   for (int64_t ox = ob0; ox < ob1;) {
     const int64_t b = jb.cols[ox].begin - xa, len = jb.cols[ox].end - jb.cols[ox].begin;
     if constexpr (NV == 1) {
