@@ -17,6 +17,7 @@ extern const Impl kNchwStrideEqImpl;      // nchw_stride_eq.cu
 extern const Impl kNhwcTileStreamImpl;    // nhwc_tile_stream.cu
 extern const Impl kNhwcColumnWalkImpl;    // nhwc_column_walk.cu
 extern const Impl kAnyDirectImpl;         // any_direct.cu
+extern const Impl kAnyColumnWalkImpl;     // any_column_walk.cu
 extern const Impl kAnyPointwiseImpl;      // any_pointwise.cu
 extern const Impl kNchwWindowTeamImpl;    // nchw_window_team.cu
 extern const Impl kNchwWindowChainImpl;   // nchw_window_chain.cu

@@ -14,6 +14,7 @@ namespace {
 const Impl* const kImpls[] = {&kNchwRowStreamImpl, &kNchwVecColumnWalkImpl, &kNchwColumnWalkImpl,
                               &kNchwTiledImpl,     &kNchwRowBulkImpl,       &kNchwStrideEqImpl,
                               &kNhwcTileStreamImpl, &kNhwcColumnWalkImpl,   &kAnyDirectImpl,
+                              &kAnyColumnWalkImpl,
                               &kNchwWindowTeamImpl, &kNchwWindowChainImpl,  &kAnyWindowSplitImpl,
                               &kAnyWindowTilesImpl, &kNhwcTiledImpl,       &kAnyPointwiseImpl,
                               &kBackwardAsForwardImpl, &kBackwardBroadcastImpl, &kBackwardTilesImpl,
@@ -487,12 +488,50 @@ bool row_stream_chains(const Problem& q) {
 // (bench/gpu/results/h200-2026-12-02-pointwise-forced.json).
 bool pointwise(const Problem& q) { return q.kh == 1 && q.kw == 1 && q.sh == 1 && q.sw == 1; }
 
+// cuda:any_column_walk wherever cuda:any_direct would run, in fast
+// numerics, for windows of kWalkRows rows or more at row stride 1, with at
+// least kh output rows and kWalkOutputs outputs, in NHWC or where NCHW
+// windows overlap along the row (kw > sw): one thread per output reads each
+// input row kh times, the walk once per column and run (a ring of row
+// sums). H100, 2026-12-05, device time, best of two, forced against
+// cuda:any_direct on the sweep generator's configurations of windows of 8+
+// rows at row stride 1 (bench/gpu/results/h100-2026-12-05-any-column-walk-*):
+//  - tuned on seeds 6000-6061, the rule's 37 there: 1.47x faster in
+//    geomean, 30 faster by more than 10 %, 4 slower (worst 0.75x,
+//    527x37x22x39 k10x5 s1x5 bf16 NHWC), 2.16x -> 3.17x PyTorch. Without
+//    the NCHW condition 1.30x with 12 slower: NCHW windows apart along the
+//    row, whose rows direct reads in 16-byte chunks (3x579x119x205 k10x8
+//    s1x10 f64 0.54x); without the output-row bound, planes of 1-4 output
+//    rows fell below 0.97x PyTorch (1360x201x11x101 k11 s1 f32, one output
+//    row, 0.39x of direct's speed);
+//  - checked on seeds 6062-6161, not tuned on: the 63 it moves 1.46x
+//    faster (46 faster by more than 10 %, 8 slower, worst 0.58x on
+//    112x2x962x96 k8 s1x10 f64 NHWC), 1.97x -> 2.87x PyTorch, below 0.97x
+//    PyTorch 1 -> 1 (4x6x686x686 k11x8 s1x8 f32 NHWC 0.89x -> 1.41x;
+//    112x2x962x96 1.66x -> 0.96x), at 0.6 of the copy roofline or more 3 ->
+//    8 of the 49 of 64 MB or more.
+// Windows of fewer rows or at larger row strides share fewer loads: over
+// the 138 configurations of seeds 6000-6003 with rows overlapping at any
+// row stride, the walk (forced, its first versions) ran 0.73-0.76x AUTO's
+// speed in geomean.
+constexpr int64_t kWalkRows = 8;
+constexpr int64_t kWalkOutputs = int64_t(1) << 20;
+bool column_walk_before_direct(const Problem& q) {
+  if (!fast(q) || q.sh != 1 || q.kh < kWalkRows || q.oh < q.kh || q.dst_elements < kWalkOutputs) return false;
+  return q.layout == AVGPOOL_LAYOUT_NHWC || q.kw > q.sw;
+}
+
 size_t auto_order(const Problem& q, const DeviceInfo& device, Direction direction, const Impl** out, size_t cap) {
   size_t n = 0;
   auto add = [&](const Impl* impl) {
     for (size_t i = 0; i < n; ++i)
       if (out[i] == impl) return;
     if (n < cap) out[n++] = impl;
+  };
+  // cuda:any_direct, after cuda:any_column_walk where it reads tall windows
+  auto add_direct = [&]() {
+    if (column_walk_before_direct(q)) add(&kAnyColumnWalkImpl);
+    add(&kAnyDirectImpl);
   };
   if (direction == Direction::kBackward) {
     // Fast numerics at stride 1 with one divisor for every window (it
@@ -566,11 +605,11 @@ size_t auto_order(const Problem& q, const DeviceInfo& device, Direction directio
     add(&kAnyWindowSplitImpl);
   }
   if (q.layout == AVGPOOL_LAYOUT_NCHW) {
-    if (nchw_direct_first(q, device)) add(&kAnyDirectImpl);
+    if (nchw_direct_first(q, device)) add_direct();
     if (row_stream_wanted(q, device)) add(&kNchwRowStreamImpl);
     add(&kNchwVecColumnWalkImpl);  // fast numerics, 3x3/5x5/7x7 at stride 1
     add(&kNchwColumnWalkImpl);     // 2x2/3x3/5x5 at row stride 1 or 2
-    if (nchw_direct_before_staging(q, device)) add(&kAnyDirectImpl);
+    if (nchw_direct_before_staging(q, device)) add_direct();
     if (tiled_wanted(q, device)) add(&kNchwTiledImpl);
     if (stride_eq_before_row_bulk(q)) add(&kNchwStrideEqImpl);
     add(&kNchwRowBulkImpl);        // rows that fit in shared memory
@@ -578,10 +617,10 @@ size_t auto_order(const Problem& q, const DeviceInfo& device, Direction directio
   } else {
     if (nhwc_direct_first(q)) {
       if (nhwc_tiles_before_direct(q, device)) add(&kNhwcTiledImpl);
-      add(&kAnyDirectImpl);
+      add_direct();
     }
     if (tile_stream_wanted(q)) {
-      if (tile_stream_starved(q)) add(&kAnyDirectImpl);
+      if (tile_stream_starved(q)) add_direct();
       add(&kNhwcTileStreamImpl);
     }
     // Where cuda:nhwc_column_walk does not walk (pytorch numerics, windows
@@ -599,10 +638,10 @@ size_t auto_order(const Problem& q, const DeviceInfo& device, Direction directio
     // input size or output rows (the walk's losses were mostly under 32 MB
     // or of few output rows) did worse on the seeds not tuned on (bench/gpu/
     // results/h200-2026-12-04-nhwc-column-walk-not-walking-forced.json).
-    if (!nhwc_column_walk_walks(q)) add(&kAnyDirectImpl);
+    if (!nhwc_column_walk_walks(q)) add_direct();
     add(&kNhwcColumnWalkImpl);
   }
-  add(&kAnyDirectImpl);  // anything: one thread per output
+  add_direct();  // anything: one thread per output
   return n;
 }
 

@@ -79,7 +79,8 @@ TEST_CASE("the CUDA implementations are registered; AUTO follows the measured ch
                                                       "cuda:nchw_column_walk", "cuda:nchw_tiled",
                                                       "cuda:nchw_row_bulk", "cuda:nchw_stride_eq",
                                                       "cuda:nhwc_tile_stream", "cuda:nhwc_column_walk",
-                                                      "cuda:any_direct", "cuda:nchw_window_team",
+                                                      "cuda:any_direct", "cuda:any_column_walk",
+                                                      "cuda:nchw_window_team",
                                                       "cuda:nchw_window_chain", "cuda:any_window_split",
                                                       "cuda:any_window_tiles", "cuda:nhwc_tiled",
                                                       "cuda:any_pointwise"});
@@ -111,6 +112,11 @@ TEST_CASE("the CUDA implementations are registered; AUTO follows the measured ch
       {4, 1, 1, AVGPOOL_NUMERICS_FAST, "cuda:any_direct", 256},  // ... shorter ones: direct
       {8, 1, 0, AVGPOOL_NUMERICS_FAST, "cuda:nchw_tiled", 512, f32, 3, AVGPOOL_LAYOUT_NCHW, 2, 64, 2},  // f32, 32 inputs a column step
       {8, 1, 0, AVGPOOL_NUMERICS_FAST, "cuda:any_direct", 512, AVGPOOL_DTYPE_F16, 3, AVGPOOL_LAYOUT_NCHW, 2, 64, 2},
+      // ... over 2^20 outputs or more: row sums walked down the columns (fast numerics)
+      {8, 1, 0, AVGPOOL_NUMERICS_FAST, "cuda:any_column_walk", 512, AVGPOOL_DTYPE_F16, 3, AVGPOOL_LAYOUT_NCHW, 64, 64, 2},
+      {8, 1, 0, AVGPOOL_NUMERICS_PYTORCH, "cuda:any_direct", 512, AVGPOOL_DTYPE_F16, 3, AVGPOOL_LAYOUT_NCHW, 64, 64, 2},
+      {9, 1, 0, AVGPOOL_NUMERICS_FAST, "cuda:any_column_walk", 576, AVGPOOL_DTYPE_F16, 3, nhwc, 128, 64, 9},
+      {9, 1, 0, AVGPOOL_NUMERICS_FAST, "cuda:any_direct", 576, AVGPOOL_DTYPE_F16, 3, nhwc, 64, 64, 9},  // 688K outputs
       {4, 2, 1, AVGPOOL_NUMERICS_FAST, "cuda:any_direct", 256, AVGPOOL_DTYPE_F64},  // f64
       {4, 3, 0, AVGPOOL_NUMERICS_FAST, "cuda:any_direct", 512},  // little overlap (16 < 2 * 9)
       {3, 1, 1, AVGPOOL_NUMERICS_FAST, "cuda:nchw_vec_column_walk"}, // overlapping 3x3, 5x5 stride 1
@@ -461,6 +467,35 @@ TEST_CASE("random configurations of cuda:nhwc_tiled's shapes (NHWC, any channel 
     p->w = p->kernel_w + (int64_t)(rng() % 60);
   });
   CHECK(runs["cuda:nhwc_tiled"] > count / 2);
+}
+
+TEST_CASE("random configurations of cuda:any_column_walk's shapes (fast numerics, windows of 2-32 rows overlapping down the plane)") {
+  // Both layouts with any channel count, window rows up to the ring's 32
+  // and widths past the unrolled bound of 11 (the run-time row loop), row
+  // strides below the kernel, any column stride, padding, ceil mode,
+  // divisors, every dtype, NaN/Inf; one draw in eight with many planes, so
+  // that runs are split and each thread walks several. The ring is shared
+  // memory written and read by its own thread only.
+  const int count = quick() ? 20 : 200;
+  std::map<std::string, int> runs =
+      check_shaped_draws("any-column-walk", 20261205, count, 3, [](int i, std::mt19937_64& rng, avgpool_params* p) {
+    p->numerics = AVGPOOL_NUMERICS_FAST;
+    p->c = std::vector<int64_t>{1, 2, 3, 5, 8, 23, 64}[(size_t)(rng() % 7)];
+    p->kernel_h = 2 + (int64_t)(rng() % (rng() % 4 == 0 ? 31 : 11));
+    p->kernel_w = 1 + (int64_t)(rng() % (rng() % 4 == 0 ? 16 : 11));
+    p->stride_h = 1 + (int64_t)(rng() % (p->kernel_h - 1));
+    p->stride_w = 1 + (int64_t)(rng() % (p->kernel_w + 2));
+    p->padding_h = (int64_t)(rng() % (p->kernel_h / 2 + 1));
+    p->padding_w = (int64_t)(rng() % (p->kernel_w / 2 + 1));
+    p->h = p->kernel_h + (int64_t)(rng() % 60);
+    p->w = p->kernel_w + (int64_t)(rng() % 40);
+    if (i % 8 == 0) {
+      p->n = 16;
+      p->c = 64;
+      p->h = p->kernel_h + 80;
+    }
+  });
+  CHECK(runs["cuda:any_column_walk"] > count / 2);
 }
 
 TEST_CASE("random configurations of cuda:nchw_row_stream's shapes (wide NCHW rows, 1 to 3 output rows per input row)") {
