@@ -452,6 +452,23 @@ TEST_CASE("strided NCHW windows of 3+ columns: transposed on AVX2, the same bits
                     {AVGPOOL_NUMERICS_FAST, AVGPOOL_NUMERICS_PYTORCH});
 }
 
+TEST_CASE("k2/k3 at stride 2 in fast numerics: the AVX-512 fused kernel and its borders give the other instruction sets' bits") {
+  // fused_s2 (AVX-512, NCHW) sums the window rows in registers where the
+  // other builds sum them first into a row (Job::presum); the outputs
+  // beside it (partial windows at the borders) must add the same terms in
+  // the same order as theirs. The default instruction set of an AVX-512
+  // machine is compared with base and AVX2; elsewhere this compares the
+  // builds the machine has.
+  const Shape shapes[] = {
+      {2, 3, 12, 90, 3, 3, 2, 2, 1, 1, 0},  {2, 3, 13, 91, 2, 2, 2, 2, 1, 1, 1},
+      {1, 4, 21, 77, 3, 3, 2, 2, 1, 1, 1},  {3, 2, 16, 130, 3, 3, 2, 2, 0, 0, 1},
+      {2, 2, 15, 64, 2, 2, 2, 2, 0, 1, 0},
+  };
+  for (const Shape& s : shapes)
+    for (avgpool_dtype dtype : {AVGPOOL_DTYPE_F32, AVGPOOL_DTYPE_F64})
+      check_same_bits_every_isa(s.params(), dtype, AVGPOOL_NUMERICS_FAST);
+}
+
 TEST_CASE("kernel 1x1: strided copies in both layouts, divisors, signed zeros") {
   // Job::single: each output is (0 + x) / divisor of one input element.
   const Shape shapes[] = {

@@ -312,6 +312,20 @@ inline A window_sum(const A* const* hr, int64_t hn, int64_t at, int64_t kw) {
   return acc;
 }
 
+// The same window with each column summed down the rows first (from its
+// first row), then the columns from 0, left to right: the order of
+// window_sum over the row sums that vertical_sum forms.
+template <class A>
+inline A window_sum_columns_first(const A* const* hr, int64_t hn, int64_t at, int64_t kw) {
+  A acc = A(0);
+  for (int64_t j = 0; j < kw; ++j) {
+    A column = hr[0][at + j];
+    for (int64_t r = 1; r < hn; ++r) column += hr[r][at + j];
+    acc += column;
+  }
+  return acc;
+}
+
 // ---- step 3, NCHW (vec == 1) ------------------------------------------------
 // Outputs i in [0, n): out[i] = (sum over rows r, then j < kw of
 // rows[r][base + i*sw + j], from 0) / div[i]. Vectorized across outputs,
@@ -780,8 +794,10 @@ void interior(const Job& jb, const A* const* hr, int64_t hn, int64_t base, int64
 
 // Any output column from the table (borders: partial windows).
 template <class A>
-inline A column_sum(const Job& jb, const A* const* hr, int64_t hn, int64_t xa, int64_t ox) {
-  return window_sum(hr, hn, jb.cols[ox].begin - xa, jb.cols[ox].end - jb.cols[ox].begin);
+inline A column_sum(const Job& jb, const A* const* hr, int64_t hn, int64_t xa, int64_t ox,
+                    bool columns_first = false) {
+  const int64_t at = jb.cols[ox].begin - xa, kw = jb.cols[ox].end - jb.cols[ox].begin;
+  return columns_first ? window_sum_columns_first(hr, hn, at, kw) : window_sum(hr, hn, at, kw);
 }
 
 // Fast numerics, one row of row sums, windows of 4 vectors or more: each
@@ -813,14 +829,21 @@ void horizontal_nchw(const Job& jb, const A* const* hr, int64_t hn, int64_t xa, 
   // slack: hr is the row sums, which only fast numerics forms; input: hr
   // are the input's own rows (otherwise rows in scratch)
   if (slack && jb.kw >= 4 * simd<A>::n) return wide_windows_nchw(jb, hr[0], xa, ob0, ob1, div, rcp, out);
+  // Rows left unsummed where the job sums rows first (Job::presum): the
+  // AVX-512 fused kernel of k2/k3 at stride 2 sums them in registers. The
+  // outputs beside it then add each column down the rows first, as the
+  // other builds do over row sums, so that every instruction set gives
+  // the same bits.
+  const bool columns_first = jb.presum && !slack && hn > 1;
+  auto one = [&](int64_t ox) { out[ox - ob0] = column_sum(jb, hr, hn, xa, ox, columns_first) / div[ox]; };
   const int64_t i0 = imin(imax(ob0, jb.ox_lo), ob1), i1 = imax(imin(ob1, jb.ox_hi), i0);
-  for (int64_t ox = ob0; ox < i0; ++ox) out[ox - ob0] = column_sum(jb, hr, hn, xa, ox) / div[ox];
+  for (int64_t ox = ob0; ox < i0; ++ox) one(ox);
   if (jb.short_rows) {  // Job::short_rows: one or two outputs; vectors would be mostly empty lanes
-    for (int64_t ox = i0; ox < i1; ++ox) out[ox - ob0] = column_sum(jb, hr, hn, xa, ox) / div[ox];
+    for (int64_t ox = i0; ox < i1; ++ox) one(ox);
   } else if (i1 > i0)
     interior(jb, hr, hn, jb.cols[i0].begin - xa, i1 - i0, div + i0, rcp ? rcp + i0 : nullptr,
              slack, input, out + (i0 - ob0));
-  for (int64_t ox = i1; ox < ob1; ++ox) out[ox - ob0] = column_sum(jb, hr, hn, xa, ox) / div[ox];
+  for (int64_t ox = i1; ox < ob1; ++ox) one(ox);
 }
 
 // ---- step 3, NHWC (vec = channels) -----------------------------------------
