@@ -469,6 +469,21 @@ TEST_CASE("k2/k3 at stride 2 in fast numerics: the AVX-512 fused kernel and its 
       check_same_bits_every_isa(s.params(), dtype, AVGPOOL_NUMERICS_FAST);
 }
 
+TEST_CASE("NCHW stride-1 rows as wide as the input: flat interior rows and their borders (windows of one column too)") {
+  // Job::flat (flat_rows): a plane's interior output rows as one run over
+  // the flattened rows, then the border columns recomputed. Windows of one
+  // column start the interior at column 0 and leave no border.
+  const Shape shapes[] = {
+      {3, 4, 30, 50, 3, 1, 1, 1, 0, 0, 0},  {2, 5, 25, 40, 2, 1, 1, 1, 1, 0, 1},
+      {2, 3, 20, 33, 3, 3, 1, 1, 1, 1, 0},  {1, 6, 40, 64, 5, 1, 1, 1, 2, 0, 0},
+      {2, 4, 24, 37, 5, 5, 1, 1, 2, 2, 0},
+  };
+  for (const Shape& s : shapes) {
+    check_variants(s.params(), {AVGPOOL_LAYOUT_NCHW}, 71);
+    check_special_values(s.params(), 83);
+  }
+}
+
 TEST_CASE("kernel 1x1: strided copies in both layouts, divisors, signed zeros") {
   // Job::single: each output is (0 + x) / divisor of one input element.
   const Shape shapes[] = {

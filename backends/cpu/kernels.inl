@@ -1867,7 +1867,9 @@ void flat_rows(const Job& jb, const A* plane, A* out_plane, int64_t r0, int64_t 
         hr = rows;
       }
       A* o = out_plane + oy * ow;
-      for (int64_t ox = 0; ox < ow; ox = ox + 1 == lo ? hi : ox + 1) {
+      // columns [0, lo) and [hi, ow): none before the interior when it starts
+      // at column 0 (windows of one column), where every output is interior
+      for (int64_t ox = lo == 0 ? hi : 0; ox < ow; ox = ox + 1 == lo ? hi : ox + 1) {
         if (jb.kh > 64) {  // no room on the stack: reuse rp for this row
           for (int64_t r = 0; r < jb.kh; ++r) rp[r] = plane + (jb.rows[oy].begin + r) * w;
         }
