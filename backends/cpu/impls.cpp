@@ -204,8 +204,8 @@ void plan_job(const Problem& q, Isa isa, CpuConfigOf<A>* c) {
   // that share no columns. Tall windows keep their row sums where the
   // window rows are split over units (few output rows, fast numerics).
   // Also f64 pytorch numerics on strided rows of up to kScalarRowF64
-  // outputs without AVX-512: the row kernels gather each window column
-  // four doubles at a time (2-core AMD EPYC Zen 3 VM, 2026-12-04, two
+  // outputs: the row kernels gather each window column four doubles at a
+  // time (2-core AMD EPYC Zen 3 VM, 2026-12-04, two
   // threads, seeds 79-82: 1.1-3.6x on 7 of the 8 such configurations,
   // 29x246x33x40 k6 s6 3.6x, 1x446x75x42 k5 s5x3 2.6x, 3x908x14x72 k8 s9
   // 0.74x; stride-1 rows 0.5x, wider strided rows mixed; the 29 of seeds
@@ -220,8 +220,15 @@ void plan_job(const Problem& q, Isa isa, CpuConfigOf<A>* c) {
   // scalar rows over 141 such rows of seeds 500-560 not tuned on (2026-12-05,
   // 2 slower by more than 10 %, worst 1x174x116x110 k1x7 s2x4 0.79x), while
   // on rows of up to kScalarRowF64 outputs the scalar rows stayed ahead
-  // (transposed 0.81x over 90). The bits are PyTorch's on every path;
-  // AVX-512 (eight-lane gathers) was not measured.
+  // (transposed 0.81x over 90). The bits are PyTorch's on every path.
+  // AVX-512 (eight-lane gathers), 2-core Intel Xeon VM, 2026-12-05, two
+  // threads, `avgpool_sweep_cpu`, both ways alternated, fastest of two
+  // passes, f64 NCHW strided rows of 3-16 outputs: the scalar rows 1.32x
+  // faster over 40 of seeds 7100-7249 (29 faster by more than 10 %, 7
+  // slower, worst 0.50x on 1x40x1191x48 k3 s3) and 1.41x over 40 of
+  // seeds 7250-7399, not tuned on (28 / 6, worst 0.50x 1x43x1455x17 k2
+  // s2); below the plain loop 27 -> 5 of those 40 (and 110x7x191x10 k7
+  // s2 ceil excl of sweep seed 104: 3.5 -> 1.07 ms, the loop 1.33).
   // Fast numerics take them too for f64 strided rows of up to
   // kScalarRowF64 outputs of windows of at most kScalarRowsFast rows and
   // fewer than kScalarColumnsFast columns (wider ones were not measured
@@ -237,7 +244,7 @@ void plan_job(const Problem& q, Isa isa, CpuConfigOf<A>* c) {
   const bool f64_scalar_rows =
       sizeof(A) == 8 && q.sw > 1 &&
       (fast ? q.ow <= kScalarRowF64 && q.kw < kScalarColumnsFast && q.kh <= kScalarRowsFast
-            : isa != Isa::kAvx512 && (q.ow <= kScalarRowF64 || (isa == Isa::kBase && q.kw >= kScalarWindowF64)));
+            : q.ow <= kScalarRowF64 || (isa == Isa::kBase && q.kw >= kScalarWindowF64));
   j.short_rows = nchw && (q.ow <= kScalarRow || f64_scalar_rows) && !global;
   j.presum = !(j.short_rows && !j.tall) && ((fast && ((j.vec == 1 && q.sw > 1) || j.tall)) || column_windows);
   // Software prefetch where most input rows are read once (NCHW row sums,
