@@ -1857,7 +1857,10 @@ void flat_rows(const Job& jb, const A* plane, A* out_plane, int64_t r0, int64_t 
     const int64_t n = (c1 - c0 - 1) * ow + hi - lo;
     A* out = out_plane + c0 * ow;
     interior(jb, rp, jb.kh, lo, n, div + lo, rcp ? rcp + lo : nullptr, false, true, out + lo);
-    // borders of each row (and the wrapped values between rows)
+    // borders of each row, columns [0, lo) and [hi, ow) (the pass wrapped
+    // across rows there); none where the interior spans whole rows
+    // (windows of one column)
+    if (lo == 0 && hi == ow) continue;
     const A* rdiv = static_cast<const A*>(jb.div_table) + (int64_t)jb.div_row[c0] * ow;
     for (int64_t oy = c0; oy < c1; ++oy) {
       const A* rows[64];
@@ -1867,14 +1870,14 @@ void flat_rows(const Job& jb, const A* plane, A* out_plane, int64_t r0, int64_t 
         hr = rows;
       }
       A* o = out_plane + oy * ow;
-      // columns [0, lo) and [hi, ow): none before the interior when it starts
-      // at column 0 (windows of one column), where every output is interior
-      for (int64_t ox = lo == 0 ? hi : 0; ox < ow; ox = ox + 1 == lo ? hi : ox + 1) {
+      auto border = [&](int64_t ox) {
         if (jb.kh > 64) {  // no room on the stack: reuse rp for this row
           for (int64_t r = 0; r < jb.kh; ++r) rp[r] = plane + (jb.rows[oy].begin + r) * w;
         }
         o[ox] = column_sum(jb, hr, jb.kh, 0, ox) / rdiv[ox];
-      }
+      };
+      for (int64_t ox = 0; ox < lo; ++ox) border(ox);
+      for (int64_t ox = hi; ox < ow; ++ox) border(ox);
     }
   }
 }
