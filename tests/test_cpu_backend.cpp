@@ -723,16 +723,19 @@ TEST_CASE("AVX2 NHWC: stride-1 ring on ymm vectors and the next row's prefetch k
   for (const Shape& s : shapes) check_nhwc_pixels(s.params(), 151, 7, {AVGPOOL_DTYPE_F32, AVGPOOL_DTYPE_F64});
 }
 
-TEST_CASE("AVX2 NHWC short rows: four planes or four output rows side by side, every numerics and instruction set") {
+TEST_CASE("NHWC short rows: four planes or four output rows side by side, every numerics and instruction set") {
   // Job::column_fours (rows that leave fewer than half their outputs in
   // groups of four, window rows read from the input, pixels of up to two
-  // ymm vectors): four planes side by side where four fit 32 KiB, else
+  // vectors: ymm in the AVX2 build, 64 bytes in the AVX-512 build; wider
+  // pixels and the base build go along the row, where rows of unequal
+  // windows go side by side padded with zero loads): four planes side by
+  // side where four fit 32 KiB, else
   // four consecutive output rows where their windows have one number of
   // rows; planes left over, rows of unequal windows (padding, ceil_mode)
   // alone. Rows on both sides of the half (5 outputs, none in fours; 6 and
   // 7, four of them in fours: not taken), planes on both sides of 32 KiB,
-  // channels on both sides of one and two ymm vectors (f32 8, 16; f64 4,
-  // 8), gaps between windows (fast numerics without row sums first), a
+  // channels on both sides of one and two vectors (ymm: f32 8, 16, f64 4,
+  // 8; 64 bytes: f32 16, 32, f64 8, 16), gaps between windows (fast numerics without row sums first), a
   // divisor override, special values. 64 output rows or more (planes x
   // rows), so that the units hold several rows (fewer split the rows).
   const Shape shapes[] = {
@@ -745,7 +748,7 @@ TEST_CASE("AVX2 NHWC short rows: four planes or four output rows side by side, e
       {9, 0, 15, 13, 2, 2, 2, 2, 1, 1, 0},     // rows of 7, four in fours: not taken
       {9, 0, 20, 14, 3, 2, 3, 4, 1, 1, 1},     // rows of 4, none in fours; gaps between windows, ceil_mode
   };
-  for (int64_t c : {2, 3, 4, 5, 8, 9, 10, 16, 17})
+  for (int64_t c : {2, 3, 4, 5, 8, 9, 10, 14, 16, 17, 31, 32, 33})
     for (Shape s : shapes) {
       s.c = c;
       check_nhwc_pixels(s.params(), 171 + (uint64_t)c, 7,

@@ -501,7 +501,8 @@ void plan_job(const Problem& q, Isa isa, CpuConfigOf<A>* c) {
   }
   // NHWC rows of few outputs whose windows are summed from the input rows
   // (AVX2 build, pixels of one or two ymm vectors, narrow_column_fours in
-  // kernels.inl): along a row, outputs go four at a time only where
+  // kernels.inl; AVX-512 build, of one or two 64-byte vectors,
+  // column_fours there, with its measurements): along a row, outputs go four at a time only where
   // four in a row have windows of one length, so short rows and their edges
   // left pairs and single outputs, one or two chains of kh * kw dependent
   // adds each (perf annotate of 1885x2x26x11 k9 s1 excl f32, rows of three,

@@ -1054,6 +1054,82 @@ __attribute__((noinline)) void nhwc_output_fours(const Job& jb, const T* const* 
   }
 }
 
+// Job::column_fours (narrow_column_fours below for the AVX2 build): four
+// output rows' outputs of one column side by side.
+constexpr int64_t kColumnPlanes = 32768;  // bytes of four planes taken side by side (L1)
+
+#if defined(__AVX512F__)
+// The AVX-512 build's column fours, on the 64-byte vectors: pixels of one
+// or two vectors (NV) of channels, the arguments of narrow_column_fours.
+// Along the row (nhwc_output_fours), rows of three outputs of unequal
+// windows went one at a time, each a chain of dependent adds behind a
+// row's set-up. 2-core Intel Xeon AVX-512 VM, 2026-12-05, ms (oneDNN):
+// 10900x14x11x11 k4 s1x4 p1 f32, two threads, 4.08 -> 2.72 (2.73); its
+// first 200 images in cache, one thread, 0.122 -> 0.062 (0.066). NHWC rows
+// of up to 16 outputs of pixels of up to two vectors, best of two of each
+// library alternated: sweep seeds 105-108, 1.05x / 1.06x fast / pytorch
+// numerics over 71 (14 / 18 faster by more than 10 %, none slower); seeds
+// 109-112, not tuned on, 1.02x / 1.04x over 78 (2 / 6 faster, 0 / 1
+// slower, 0.89x). Along the row instead, groups of two to four outputs of
+// unequal windows padded with zero loads were 1.00x over the 71, 11
+// slower (11771x17x11x11 k9 s9x7 f32 pytorch numerics 2.9 -> 4.4).
+template <int NV, class T, class A>
+__attribute__((noinline)) void column_fours(const Job& jb, const T* const* hr, int64_t hn, const int64_t* off,
+                                            const int64_t* orow, const int64_t* gy, int64_t xa, int64_t ob0,
+                                            int64_t ob1, const T* pf_row, int64_t pf_n, T* dst) {
+  constexpr int N = simd<A>::n;
+  const int64_t V = jb.vec, k = V - (NV - 1) * N;  // lanes of the last vector
+  const A* div_table = static_cast<const A*>(jb.div_table);
+  const A* rcp_table = static_cast<const A*>(jb.rcp_table);
+  const int64_t pf_bytes = pf_n * jb.w * V * (int64_t)sizeof(T);
+  const int64_t pf_share = (pf_bytes / (ob1 - ob0) + 63) / 64 * 64;
+  const int64_t o1 = off[1], o2 = off[2], o3 = off[3];
+  for (int64_t ox = ob0; ox < ob1; ++ox) {
+    const int64_t b = jb.cols[ox].begin - xa, len = jb.cols[ox].end - jb.cols[ox].begin;
+    for (int64_t at = (ox - ob0) * pf_share; at < imin((ox - ob0 + 1) * pf_share, pf_bytes); at += 64)
+      __builtin_prefetch((const char*)pf_row + at, 0, 3);
+    vec<A> a0 = zero<A>(), a1 = zero<A>(), a2 = zero<A>(), a3 = zero<A>();
+    vec<A> c0 = zero<A>(), c1 = zero<A>(), c2 = zero<A>(), c3 = zero<A>();  // second vectors (NV == 2)
+    for (int64_t r = 0; r < hn; ++r) {
+      const T* s = hr[r] + b * V;
+      for (int64_t j = 0; j < len; ++j, s += V) {
+        if constexpr (NV == 1) {
+          a0 += load_lanes<A>(s, k);
+          a1 += load_lanes<A>(s + o1, k);
+          a2 += load_lanes<A>(s + o2, k);
+          a3 += load_lanes<A>(s + o3, k);
+        } else {
+          a0 += load_lanes<A>(s, N);
+          c0 += load_lanes<A>(s + N, k);
+          a1 += load_lanes<A>(s + o1, N);
+          c1 += load_lanes<A>(s + o1 + N, k);
+          a2 += load_lanes<A>(s + o2, N);
+          c2 += load_lanes<A>(s + o2 + N, k);
+          a3 += load_lanes<A>(s + o3, N);
+          c3 += load_lanes<A>(s + o3 + N, k);
+        }
+      }
+    }
+    auto finish = [&](vec<A> a, vec<A> c, int q) {
+      const int64_t at = (int64_t)jb.div_row[gy[q]] * jb.ow + ox;
+      const vec<A> dv = zero<A>() + div_table[at];
+      const vec<A> rv = zero<A>() + (rcp_table ? rcp_table[at] : A(0));
+      T* o = dst + (orow[q] * jb.ow + ox) * V;
+      if constexpr (NV == 1) {
+        store_lanes<A>(o, rcp_table ? quot_fast(a, dv, rv) : a / dv, k);
+      } else {
+        store_lanes<A>(o, rcp_table ? quot_fast(a, dv, rv) : a / dv, N);
+        store_lanes<A>(o + N, rcp_table ? quot_fast(c, dv, rv) : c / dv, k);
+      }
+    };
+    finish(a0, c0, 0);
+    finish(a1, c1, 1);
+    finish(a2, c2, 2);
+    finish(a3, c3, 3);
+  }
+}
+#endif
+
 #if defined(AVGPOOL_CPU_NARROW_NHWC)
 // ---- step 3, NHWC, AVX2: channels in 32-byte vectors ------------------------
 // The kernels above hold a pixel's channels in the 64-byte vec<A>, meant
@@ -1241,8 +1317,6 @@ __attribute__((noinline)) void narrow_pixels(const Job& jb, const T* const* hr, 
 // apart); off: where the others' start, relative to it (elements).
 // pf_row: the first of pf_n input rows (of the first plane) prefetched,
 // this column's span of each, for the next group.
-constexpr int64_t kColumnPlanes = 32768;  // bytes of four planes taken side by side (L1)
-
 template <int NV, class T, class A>
 __attribute__((noinline)) void narrow_column_fours(const Job& jb, const T* const* hr, int64_t hn,
                                                    const int64_t* off, const int64_t* orow, const int64_t* gy,
@@ -2338,7 +2412,7 @@ void run_block(const Job& jb, int64_t p0, int64_t p1, int64_t oy0, int64_t oy1, 
       if constexpr (!direct) store_block(obuf, drow + ob0 * V, (ob1 - ob0) * V);
     }
   };
-#if defined(AVGPOOL_CPU_NARROW_NHWC)
+#if defined(AVGPOOL_CPU_NARROW_NHWC) || defined(__AVX512F__)
   // Job::column_fours: where four planes fit L1, output row oy of four
   // planes side by side (one window, one divisor row); otherwise, and in
   // the planes left over, four consecutive output rows where their windows
@@ -2346,7 +2420,12 @@ void run_block(const Job& jb, int64_t p0, int64_t p1, int64_t oy0, int64_t oy1, 
   // by side ran 0.7x rows side by side (37x10x210x20 k9 s4 p4 f32, pytorch
   // numerics); planes of 1 KB with rows of unequal windows 2x
   // (2828x2x12x12 k9 s10 ceil).
-  if (jb.column_fours && V <= 2 * nar<A>::n) {
+#if defined(AVGPOOL_CPU_NARROW_NHWC)
+  constexpr int64_t lanes = nar<A>::n;
+#else
+  constexpr int64_t lanes = simd<A>::n;
+#endif
+  if (jb.column_fours && V <= 2 * lanes) {
     const T** rows = reinterpret_cast<const T**>(s);
     auto four_rows = [&](int64_t p, int64_t oy, const int64_t* gp, const int64_t* gy, int64_t nr) {
       const T* srow = src + (p * jb.h + jb.rows[oy].begin) * row_len;
@@ -2364,8 +2443,13 @@ void run_block(const Job& jb, int64_t p0, int64_t p1, int64_t oy0, int64_t oy1, 
       for (int64_t blk = b0; blk < b1; ++blk) {
         const int64_t ob0 = blk * jb.ob, ob1 = imin(ob0 + jb.ob, jb.ow), xa = jb.block_cols[2 * blk];
         for (int64_t r = 0; r < nr; ++r) rows[r] = srow + r * row_len + xa * V;
-        if (V <= nar<A>::n) narrow_column_fours<1, T, A>(jb, rows, nr, off, orow, gy, xa, ob0, ob1, pf_row, pf_n, dst);
+#if defined(AVGPOOL_CPU_NARROW_NHWC)
+        if (V <= lanes) narrow_column_fours<1, T, A>(jb, rows, nr, off, orow, gy, xa, ob0, ob1, pf_row, pf_n, dst);
         else narrow_column_fours<2, T, A>(jb, rows, nr, off, orow, gy, xa, ob0, ob1, pf_row, pf_n, dst);
+#else
+        if (V <= lanes) column_fours<1, T, A>(jb, rows, nr, off, orow, gy, xa, ob0, ob1, pf_row, pf_n, dst);
+        else column_fours<2, T, A>(jb, rows, nr, off, orow, gy, xa, ob0, ob1, pf_row, pf_n, dst);
+#endif
       }
     };
     int64_t p = p0;
