@@ -68,6 +68,8 @@ struct CpuConfigOf final : CpuConfig {
 constexpr int64_t kHalfSpan = 512;              // the same for f16/bf16 NHWC rows converted first
 constexpr int64_t kHalfDirectFast = 9;           // f16/bf16 NHWC channels read directly from (fast numerics)
 constexpr int64_t kHalfDirectPytorch = 6;        // the same in pytorch numerics
+constexpr int64_t kHalfDirectPytorchSpaced = 4;  // and from this many where windows do not overlap along the row
+constexpr int64_t kHalfDirectSmallWindow = 4;    // of more inputs than this
 constexpr int64_t kHalfDirectRow = 8;            // and output rows of at least this many outputs
 // NHWC inputs from this size on, whose windows do not overlap (each pixel
 // read once, from memory): bf16 pixels of 17-32 channels of groups of four
@@ -319,9 +321,25 @@ void plan_job(const Problem& q, Isa isa, CpuConfigOf<A>* c) {
   // 1x14x402x1260 k2x3 s3x5 1.7x, 281x15x146x146 k5 s1x5 2.0x. Only on rows of kHalfDirectRow outputs or more, which go four at
   // a time with the prefetch: 6000x12x16x16 k8 s8x9 ceil (rows of two,
   // one output at a time) ran 0.28x.
+  // Pytorch numerics, from kHalfDirectPytorchSpaced channels, where windows
+  // do not overlap along the row (kw <= sw) and hold more than
+  // kHalfDirectSmallWindow inputs: each converted element is then read by
+  // one output only, so the conversion pass is a second trip through the
+  // data for nothing (2-core Intel Xeon AVX-512 VM, 2026-12-05, two
+  // threads, best of two of each alternated, f16/bf16 NHWC rows of 8+
+  // outputs: tuned on sweep seeds 105-108 (C = 2-5: C = 4-5 without
+  // overlap 1.13x / 1.08x, C = 2-3 and overlapping windows 0.90-0.98x) and
+  // 130-160 (C = 4-5, kw <= sw: 1.09x over 129, windows of 2x2 and smaller
+  // 0.98x, 6 of 34 slower down to 0.63x); not tuned on, the 73 of seeds
+  // 161-185 this takes: 1.10x, 37 faster by more than 10 %, 2 slower
+  // (worst 0.84x, 999x4x168x66 k3 s3 f16); 432x4x22x573 k7 s7 bf16 2.22 ->
+  // 1.82 ms, oneDNN 1.46-1.57; 225x3x56x1930 k11 s11 p2x3 excl bf16 (C = 3,
+  // left out with its class) 10.8 -> 7.9).
   const bool half_short =
       converts && !nchw && q.c < 16 && q.ow >= kHalfDirectRow &&
-      (fast ? q.c >= kHalfDirectFast && !j.tall && q.kw <= q.sw : q.c >= kHalfDirectPytorch);
+      (fast ? q.c >= kHalfDirectFast && !j.tall && q.kw <= q.sw
+            : q.c >= kHalfDirectPytorch ||
+                  (q.c >= kHalfDirectPytorchSpaced && q.kw <= q.sw && !window_at_most(q, kHalfDirectSmallWindow)));
   // Not for short f32/f64 rows whose windows overlap down the plane (kh >
   // sh) where the row sums save less than half the adds (counted in 32-byte
   // vectors, the same rule on every instruction set, so fast numerics keep
