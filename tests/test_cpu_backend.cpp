@@ -681,7 +681,8 @@ TEST_CASE("NHWC windows one column wide: row sums first or window sums in regist
   // of 64 bytes (kOneColumnPixel) on, and the rows first below that:
   // channel counts on both sides of the bound in both types (f32 15/16, f64
   // 7/8), wider pixels, windows overlapping down the plane and not,
-  // padding, ceil_mode, a divisor override, special values.
+  // padding, ceil_mode, a divisor override, special values. f16/bf16 read
+  // the pixels directly from 4 channels on (rows first below): 3/4, 8/9.
   const Shape shapes[] = {
       {2, 0, 30, 21, 4, 1, 4, 1, 2, 0, 0},
       {1, 0, 41, 13, 11, 1, 3, 1, 5, 0, 1},
@@ -691,6 +692,11 @@ TEST_CASE("NHWC windows one column wide: row sums first or window sums in regist
     for (Shape s : shapes) {
       s.c = c;
       check_nhwc_pixels(s.params(), 131 + (uint64_t)c, 3, {AVGPOOL_DTYPE_F32, AVGPOOL_DTYPE_F64});
+    }
+  for (int64_t c : {3, 4, 8, 9})
+    for (Shape s : shapes) {
+      s.c = c;
+      check_nhwc_pixels(s.params(), 137 + (uint64_t)c, 3, {AVGPOOL_DTYPE_F16, AVGPOOL_DTYPE_BF16});
     }
 }
 

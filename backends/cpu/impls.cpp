@@ -68,6 +68,7 @@ struct CpuConfigOf final : CpuConfig {
 constexpr int64_t kHalfSpan = 512;              // the same for f16/bf16 NHWC rows converted first
 constexpr int64_t kHalfDirectFast = 9;           // f16/bf16 NHWC channels read directly from (fast numerics)
 constexpr int64_t kHalfDirectPytorch = 6;        // the same in pytorch numerics
+constexpr int64_t kHalfDirectFastColumn = 4;     // fast numerics, windows one column wide, from this many
 constexpr int64_t kHalfDirectPytorchSpaced = 4;  // and from this many where windows do not overlap along the row
 constexpr int64_t kHalfDirectSmallWindow = 4;    // of more inputs than this
 constexpr int64_t kHalfDirectRow = 8;            // and output rows of at least this many outputs
@@ -335,9 +336,17 @@ void plan_job(const Problem& q, Isa isa, CpuConfigOf<A>* c) {
   // (worst 0.84x, 999x4x168x66 k3 s3 f16); 432x4x22x573 k7 s7 bf16 2.22 ->
   // 1.82 ms, oneDNN 1.46-1.57; 225x3x56x1930 k11 s11 p2x3 excl bf16 (C = 3,
   // left out with its class) 10.8 -> 7.9).
+  // Fast numerics, windows one column wide, from kHalfDirectFastColumn
+  // channels: the row sums are then the window sums themselves, converted
+  // and summed in a buffer, stored and read back (the same VM and method:
+  // tuned on the 67 such rows of seeds 105-160 of 2-15 channels, C = 4-8
+  // 1.17-1.53x by channel count, 24 of 27 faster by more than 10 %, C = 2-3
+  // mixed, C >= 9 direct already; not tuned on, the 40 of C = 4-8 of seeds
+  // 161-260: 1.36x, 33 faster, 1 slower, 0.80x on 5431x5x106x13 k8x1 s6x1
+  // bf16; 4x7x139x951 k8x1 s3x1 bf16 0.56 -> 0.29 ms, oneDNN 1.01).
   const bool half_short =
       converts && !nchw && q.c < 16 && q.ow >= kHalfDirectRow &&
-      (fast ? q.c >= kHalfDirectFast && !j.tall && q.kw <= q.sw
+      (fast ? (q.c >= kHalfDirectFast || (q.kw == 1 && q.c >= kHalfDirectFastColumn)) && !j.tall && q.kw <= q.sw
             : q.c >= kHalfDirectPytorch ||
                   (q.c >= kHalfDirectPytorchSpaced && q.kw <= q.sw && !window_at_most(q, kHalfDirectSmallWindow)));
   // Not for short f32/f64 rows whose windows overlap down the plane (kh >
