@@ -802,7 +802,7 @@ void check_input_before_unmapped_page(const avgpool_params& p, uint64_t seed) {
 }
 }  // namespace
 
-TEST_CASE("reads stay inside the input (NHWC pixels, NCHW transposed windows): an input that ends where an unmapped page begins") {
+TEST_CASE("reads stay inside the input (NHWC pixels, NCHW transposed and strided windows): an input that ends where an unmapped page begins") {
   // NHWC pixels short of whole channel vectors are read masked (in every
   // dtype; the AVX2 build by ymm vectors of 8 floats or 4 doubles), so are
   // the last elements of stride-1 rows summed as one run, and bf16
@@ -847,6 +847,21 @@ TEST_CASE("reads stay inside the input (NHWC pixels, NCHW transposed windows): a
           p.numerics = (avgpool_numerics)numerics;
           check_input_before_unmapped_page(p, 73 + (uint64_t)kw);
         }
+  // The AVX-512 strided windows (column strides 2-4) load whole vectors up
+  // to stride - 1 elements past each lane's column, where that stays
+  // inside the input: rows of 32-64 outputs (groups of 32 f32 or 16 f64
+  // outputs) whose last window ends at the input's end.
+  for (int64_t sw : {2, 3, 4})
+    for (int64_t kw : {1, 2, 3, 5, 8})
+      for (int64_t ow : {32, 40, 64})
+        for (int dtype = 0; dtype < 4; ++dtype)
+          for (int numerics = 0; numerics < 2; ++numerics) {
+            avgpool_params p = shape_params(1, 2, 3, (ow - 1) * sw + kw, 1, kw, 1, sw, 0, 0, 0);
+            p.backend = AVGPOOL_BACKEND_CPU;
+            p.dtype = (avgpool_dtype)dtype;
+            p.numerics = (avgpool_numerics)numerics;
+            check_input_before_unmapped_page(p, 77 + (uint64_t)(sw * 100 + kw));
+          }
   // Inputs of 24 MiB or more (Job::wide_loads: bf16 of 17-32 channels
   // reads whole vectors; the others masked): about 25 MiB, rows of 8
   // outputs ending at the last pixel.
