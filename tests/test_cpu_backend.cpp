@@ -373,7 +373,8 @@ TEST_CASE("small NCHW planes, 16 at a time: every dtype, numerics, partial group
 }
 
 TEST_CASE("NCHW rows of one or two outputs: every dtype, numerics, divisors, special values") {
-  // Job::short_rows: each output summed in scalar, four planes side by side.
+  // Job::short_rows: each output summed in scalar, four planes side by side
+  // (units of fewer planes: four output rows of a column side by side).
   // Plane counts that leave a partial group of four; padding, ceil_mode,
   // gaps between windows, tall windows, windows one column wide, few output
   // rows (column blocks; the fast split of window rows into chunks).
@@ -383,6 +384,10 @@ TEST_CASE("NCHW rows of one or two outputs: every dtype, numerics, divisors, spe
       {5, 3, 9, 3, 2, 2, 2, 2, 0, 0, 1},      {2, 9, 30, 5, 3, 1, 2, 3, 0, 0, 1},
       {1, 6, 61, 6, 20, 5, 7, 4, 10, 2, 1},   {1, 3, 40, 10, 20, 11, 20, 9, 0, 5, 0},
       {1, 2, 14000, 10, 9000, 10, 9000, 10, 0, 0, 0},
+      // one to three planes of many output rows: four rows of a column side
+      // by side, rows of unequal windows (padding, ceil_mode) alone
+      {1, 1, 200, 8, 5, 5, 3, 5, 2, 2, 1},    {1, 3, 150, 7, 6, 7, 4, 7, 3, 0, 0},
+      {1, 2, 301, 12, 9, 6, 9, 6, 4, 0, 1},
   };
   for (const Shape& s : shapes) {
     const avgpool_params p = cpu_params_with_row(s, 1, 2);
