@@ -143,6 +143,7 @@ constexpr int64_t kScalarRowF64 = 16;
 constexpr int64_t kScalarWindowF64 = 4;
 constexpr int64_t kScalarRowsFast = 6;  // window rows up to which fast numerics take those f64 scalar rows
 constexpr int64_t kScalarColumnsFast = 7;  // window columns below which fast numerics take those f64 scalar rows
+constexpr int64_t kScalarRowsFastWide = 2;  // and wider windows of at most this many rows
 constexpr int64_t kFewRows = 64;
 constexpr int64_t kChunkElems = 65536;
 constexpr int64_t kSplitWindow = 4 * kChunkElems;  // elements of a short window split by rows
@@ -244,9 +245,19 @@ void plan_job(const Problem& q, Isa isa, CpuConfigOf<A>* c) {
   // the 42 of up to 6 rows 1.48x, 28 faster by more than 10 %, 5 slower,
   // worst 2x413x94x94 k5 s4x6 0.69x; the AVX2 transposed windows there
   // instead: 0.80x over 30. AVX-512 not measured.
+  // Windows of kScalarColumnsFast columns or more take them too where they
+  // have at most kScalarRowsFastWide rows (the row sums then save little):
+  // 2-core Intel Xeon AVX-512 VM, 2026-12-05, two threads, both ways
+  // alternated, best of two: tuned on 50 such rows of 1-6 window rows of
+  // seeds 105-400 (1.25x, 10 slower, every one of 3+ rows; the 13 of 1-2
+  // rows all faster, 1.24-3.9x); not tuned on, the 80 of 1-2 rows of
+  // seeds 401-700: 1.85x, 74 faster by more than 10 %, 3 slower (worst
+  // 0.73x on 217x16x32x101 k2x10 s2x9, whose pytorch numerics, unchanged,
+  // moved 0.80x in the same runs); 32x21x18x18 k1x7 s2x8 ceil 0.094 ->
+  // 0.021 ms.
   const bool f64_scalar_rows =
       sizeof(A) == 8 && q.sw > 1 &&
-      (fast ? q.ow <= kScalarRowF64 && q.kw < kScalarColumnsFast && q.kh <= kScalarRowsFast
+      (fast ? q.ow <= kScalarRowF64 && (q.kw < kScalarColumnsFast || q.kh <= kScalarRowsFastWide) && q.kh <= kScalarRowsFast
             : q.ow <= kScalarRowF64 || (isa == Isa::kBase && q.kw >= kScalarWindowF64));
   j.short_rows = nchw && (q.ow <= kScalarRow || f64_scalar_rows) && !global;
   j.presum = !(j.short_rows && !j.tall) && ((fast && ((j.vec == 1 && q.sw > 1) || j.tall)) || column_windows);
