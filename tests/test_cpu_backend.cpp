@@ -635,8 +635,10 @@ TEST_CASE("NHWC with 17-32 channels: every dtype, numerics and instruction set, 
     }
 }
 
-TEST_CASE("NHWC pixels in 32-byte vectors (AVX2): f32 and f64 of 1-40 channels, every numerics and instruction set") {
-  // The AVX2 build sums NHWC channels in ymm vectors (8 floats, 4 doubles):
+TEST_CASE("NHWC pixels in 32-byte vectors (AVX2; AVX-512 up to one vector): f32 and f64 of 1-40 channels, every numerics and instruction set") {
+  // The AVX2 build sums NHWC channels in ymm vectors (8 floats, 4 doubles),
+  // the AVX-512 build pixels of one such vector or less (masked AVX-512VL
+  // loads and stores):
   // pixels of one or two of them four outputs at a time (one of them on rows
   // of stride 1 eight at a time), then three, two, one; of three or four
   // two at a time, wider ones one output at a time in chunks of four and

@@ -59,11 +59,18 @@ constexpr int64_t kPrefetchOut = 256;  // elements ahead of the outputs being wr
 constexpr int64_t kConvPiece = 256;
 constexpr int64_t kConvAhead = 1024;
 
-#if defined(__AVX2__) && !defined(__AVX512F__) && defined(__F16C__) && defined(__FMA__)
-// AVX2: 32-byte vectors (`nvec`: 8 floats, 4 doubles) for the loops whose
-// 64-byte vec<A> GCC 12 moved through the stack and general registers
-// instead of keeping it in two ymm registers (see horizontal_nhwc_narrow).
+// 32-byte vectors (`nvec`: 8 floats, 4 doubles), in the AVX2 and AVX-512
+// builds: the AVX2 build's loops whose 64-byte vec<A> GCC 12 moved through
+// the stack and general registers instead of keeping it in two ymm
+// registers (AVGPOOL_CPU_NARROW_NHWC; see horizontal_nhwc_narrow), and the
+// AVX-512 build's NHWC pixels of one such vector or less (horizontal_nhwc).
+#if defined(__AVX2__) && defined(__F16C__) && defined(__FMA__)
+#define AVGPOOL_CPU_YMM 1
+#if !defined(__AVX512F__)
 #define AVGPOOL_CPU_NARROW_NHWC 1
+#endif
+#endif
+#if defined(AVGPOOL_CPU_YMM)
 template <class A> struct nar;
 template <> struct nar<float> {
   typedef float v __attribute__((vector_size(32)));
@@ -85,7 +92,22 @@ template <class A> using nvec = typename nar<A>::v;
 // output, see nstore_pieces). Loads of three to seven lanes in pieces
 // were up to 2.4x slower in loops over large windows, where vmaskmov was
 // not.
+template <class T> inline nvec<float> nwiden(__m128i h) {  // 8 f16/bf16 lanes as floats
+  if constexpr (same<T, F16>::value) return (nvec<float>)_mm256_cvtph_ps(h);
+  else return (nvec<float>)_mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
+}
 template <class A, class T> inline nvec<A> nload(const T* p, int64_t k) {
+#if defined(__AVX512VL__) && defined(__AVX512BW__)
+  // AVX-512: one masked load (the lanes past k are not read)
+  const __mmask8 m = (__mmask8)((1u << k) - 1u);
+  if constexpr (same<T, A>::value) {
+    if (k == nar<A>::n) return *reinterpret_cast<const typename nar<A>::vu*>(p);
+    if constexpr (is_f32<A>) return (nvec<A>)_mm256_maskz_loadu_ps(m, p);
+    else return (nvec<A>)_mm256_maskz_loadu_pd(m, p);
+  } else {
+    return nwiden<T>(_mm_maskz_loadu_epi16(m, p));
+  }
+#else
   if constexpr (same<T, A>::value) {
     if (k == nar<A>::n) return *reinterpret_cast<const typename nar<A>::vu*>(p);
     if constexpr (is_f32<A>) {
@@ -107,20 +129,29 @@ template <class A, class T> inline nvec<A> nload(const T* p, int64_t k) {
         h = _mm_blendv_epi8(h, _mm_set1_epi16((short)last), at);
       }
     }
-    if constexpr (same<T, F16>::value) return (nvec<A>)_mm256_cvtph_ps(h);
-    else return (nvec<A>)_mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
+    return nwiden<T>(h);
   }
+#endif
 }
 
 // Lanes [0, k) of x to p, rounded to T as store_half does.
 template <class T, class A> inline void nstore(T* p, nvec<A> x, int64_t k) {
+#if defined(__AVX512VL__) && defined(__AVX512BW__)
+  const __mmask8 m = (__mmask8)((1u << k) - 1u);  // AVX-512: one masked store
+#else
   constexpr int n = nar<A>::n;
+#endif
   if constexpr (same<T, A>::value) {
+#if defined(__AVX512VL__) && defined(__AVX512BW__)
+    if constexpr (is_f32<A>) _mm256_mask_storeu_ps(p, m, (__m256)x);
+    else _mm256_mask_storeu_pd(p, m, (__m256d)x);
+#else
     if (k == n) {
       *reinterpret_cast<typename nar<A>::vu*>(p) = x;
     } else {
       for (int64_t l = 0; l < k; ++l) p[l] = x[l];
     }
+#endif
   } else {
     __m128i h;
     if constexpr (same<T, F16>::value) {
@@ -131,13 +162,17 @@ template <class T, class A> inline void nstore(T* p, nvec<A> x, int64_t k) {
       const __m256i r = _mm256_srli_epi32(_mm256_add_epi32(_mm256_add_epi32(u, _mm256_set1_epi32(0x7fff)), odd), 16);
       h = _mm_packus_epi32(_mm256_castsi256_si128(r), _mm256_extracti128_si256(r, 1));
     }
-    if (k == 8) {
+#if defined(__AVX512VL__) && defined(__AVX512BW__)
+    _mm_mask_storeu_epi16(p, m, h);
+#else
+    if (k == n) {
       _mm_storeu_si128((__m128i*)p, h);
     } else {
       uint16_t t[8];
       _mm_storeu_si128((__m128i*)t, h);
       memcpy(p, t, (size_t)k * sizeof(uint16_t));
     }
+#endif
   }
 }
 
@@ -152,7 +187,11 @@ template <class T, class A> inline void nstore(T* p, nvec<A> x, int64_t k) {
 // there but left 24 of the 400 rows of seeds 101-102 slower, mostly f16;
 // this, 11. f16 NCHW rows, which reach neither, moved 0.83-0.98x from one
 // such build to another: the placement of the code, not its instructions.
+// The AVX-512 build stores them as nstore does, in one masked store.
 template <class T, class A> inline void nstore_pieces(T* p, nvec<A> x, int64_t k) {
+#if defined(__AVX512VL__) && defined(__AVX512BW__)
+  nstore<T, A>(p, x, k);
+#else
   if constexpr (same<T, A>::value) {
     if (k == nar<A>::n) {
       *reinterpret_cast<typename nar<A>::vu*>(p) = x;
@@ -182,6 +221,7 @@ template <class T, class A> inline void nstore_pieces(T* p, nvec<A> x, int64_t k
   } else {
     nstore<T, A>(p, x, k);
   }
+#endif
 }
 
 // quot_fast on one ymm (the same operations per lane).
@@ -1201,8 +1241,10 @@ __attribute__((noinline)) void column_fours(const Job& jb, const T* const* hr, i
 }
 #endif
 
-#if defined(AVGPOOL_CPU_NARROW_NHWC)
+#if defined(AVGPOOL_CPU_YMM)
 // ---- step 3, NHWC, AVX2: channels in 32-byte vectors ------------------------
+// (The AVX-512 build takes narrow_pixels<1> for pixels of one 32-byte vector
+// of channels or less: horizontal_nhwc.)
 // The kernels above hold a pixel's channels in the 64-byte vec<A>, meant
 // to be two ymm registers on AVX2. GCC 12 kept their accumulators in
 // memory instead, moving them through the stack and general registers
@@ -1663,6 +1705,23 @@ void horizontal_nhwc(const Job& jb, const T* const* hr, int64_t hn, int64_t xa, 
   }
 #if defined(AVGPOOL_CPU_NARROW_NHWC)
   return horizontal_nhwc_narrow<T, A>(jb, hr, hn, xa, ob0, ob1, div, rcp, input, out);
+#elif defined(AVGPOOL_CPU_YMM)
+  // AVX-512: pixels of one ymm vector of channels or less (8 floats, 4
+  // doubles) as the AVX2 build sums them (narrow_pixels), each load and
+  // store one AVX-512VL masked instruction. The 64-byte kernels' masked
+  // zmm loads of a few channels and their four chains of adds ran slower
+  // (2-core Intel Xeon AVX-512 VM, 2026-12-05, two threads, both ways in
+  // one process, fastest of two alternated: tuned on the 506 NHWC rows of
+  // 1-8 channels (f64 1-4) of sweep seeds 200-212, 1.08x / 1.21x fast /
+  // pytorch numerics, 170 / 276 faster by more than 10 %, 9 / 9 slower;
+  // not tuned on, the 537 of seeds 213-226: 1.05x / 1.18x, 117 / 284
+  // faster, 10 / 9 slower, worst 0.81x (2x1x701x560 k10x6 s1 f32) and
+  // 0.79x (1912x2x38x38 k7 s1 f64); 350x3x53x169 k10 ceil f32 pytorch
+  // numerics 1.30 -> 0.99 ms, oneDNN 0.86). Eight outputs at a time on
+  // strided rows too ran 0.97x over 433 of seeds 200-212. Windows of one
+  // input keep the 64-byte kernels (f64 0.95x over 10).
+  if constexpr (!NT)
+    if (V <= nar<A>::n && jb.kh * jb.kw > 1) return narrow_pixels<1, T, A>(jb, hr, hn, xa, ob0, ob1, div, rcp, input, out);
 #endif
   if constexpr (is_f32<A>) {
     if (V <= N) return nhwc_output_fours<1, NT>(jb, hr, hn, xa, ob0, ob1, div, rcp, input, out);
