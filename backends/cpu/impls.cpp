@@ -66,7 +66,7 @@ struct CpuConfigOf final : CpuConfig {
 };
 
 constexpr int64_t kHalfSpan = 512;              // the same for f16/bf16 NHWC rows converted first
-constexpr int64_t kHalfDirectFast = 9;           // f16/bf16 NHWC channels read directly from (fast numerics)
+constexpr int64_t kHalfDirectFast = 6;           // f16/bf16 NHWC channels read directly from (fast numerics)
 constexpr int64_t kHalfDirectPytorch = 6;        // the same in pytorch numerics
 constexpr int64_t kHalfDirectFastColumn = 4;     // fast numerics, windows one column wide, from this many
 constexpr int64_t kHalfDirectPytorchSpaced = 4;  // and from this many where windows do not overlap along the row
@@ -355,6 +355,17 @@ void plan_job(const Problem& q, Isa isa, CpuConfigOf<A>* c) {
   // mixed, C >= 9 direct already; not tuned on, the 40 of C = 4-8 of seeds
   // 161-260: 1.36x, 33 faster, 1 slower, 0.80x on 5431x5x106x13 k8x1 s6x1
   // bf16; 4x7x139x951 k8x1 s3x1 bf16 0.56 -> 0.29 ms, oneDNN 1.01).
+  // Fast numerics from 6 channels (kHalfDirectFast) since the AVX-512
+  // build reads such pixels as ymm vectors with masked loads (kernels.inl,
+  // horizontal_nhwc): the same VM and method, rows of windows not
+  // overlapping along the row: tuned on seeds 200-230, C = 6-8 with windows
+  // of more than 4 inputs 1.20x over 57 (5 slower), C = 4-5 1.00x over 50
+  // (12 slower); not tuned on, the 118 of C = 6-8 of seeds 231-300: 1.21x,
+  // 83 faster by more than 10 %, 2 slower (worst 0.79x, 647x7x37x37 k10x5
+  // s10x5 f16); 1x7x1580x1580 k10 s10 p4x1 ceil bf16 0.98 -> 0.72 ms,
+  // oneDNN 0.90. The AVX2 kernels on the same VM (AVGPOOL_CPU_ISA=avx2),
+  // those 118: 1.095x, 42 faster, 22 slower (worst 0.71x, 5x6x99x295 k2
+  // s1x2 f16).
   const bool half_short =
       converts && !nchw && q.c < 16 && q.ow >= kHalfDirectRow &&
       (fast ? (q.c >= kHalfDirectFast || (q.kw == 1 && q.c >= kHalfDirectFastColumn)) && !j.tall && q.kw <= q.sw
