@@ -765,11 +765,11 @@ void tall_rows(const A* const* hr, int64_t hn, int64_t base, int64_t n, int64_t 
 // one or two permutes (vpermt2ps / vpermt2pd) and a blend. Reads p[0, SW * N).
 template <int SW, class A> inline vec<A> strided_lanes(const A* p) {
   constexpr int N = simd<A>::n;
-  const vidx<A> at = iota<A>() * SW;
-  const vec<A> v0 = loadu(p), v1 = loadu(p + N);
   if constexpr (SW == 2) {
-    return perm2(v0, v1, at);
+    return even_lanes(p);
   } else {
+    const vidx<A> at = iota<A>() * SW;
+    const vec<A> v0 = loadu(p), v1 = loadu(p + N);
     const vec<A> v2 = loadu(p + 2 * N);
     const vec<A> v3 = SW == 4 ? loadu(p + 3 * N) : v2;
     const vec<A> a = perm2(v0, v1, at), b = perm2(v2, v3, at - 2 * N);
