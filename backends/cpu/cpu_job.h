@@ -121,6 +121,10 @@ struct Job {
   // of two to four whole ymm vectors on stride-1 rows use offsets known
   // when compiled (narrow_pixels).
   bool fixed_groups;
+  // nhwc_output_fours prefetches the span a group's windows take of each
+  // window row (two groups ahead) where that span is shorter than this many
+  // bytes (impls.cpp, kCachedSpanPrefetch).
+  int64_t span_prefetch_limit;
   // NHWC inputs beyond the caches: the AVX2 pairs and single outputs of
   // narrow pixels prefetch the next output row's window (kernels.inl).
   bool prefetch_below;

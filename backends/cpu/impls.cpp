@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include <atomic>
+#include <limits>
 #include <memory>
 #include <new>
 #include <stdexcept>
@@ -86,6 +87,26 @@ constexpr int64_t kHalfDirectRow = 8;            // and output rows of at least 
 // (fast / pytorch numerics, one thread), against 0.96x for the 39 f16 rows
 // it left alone in the same runs.
 constexpr int64_t kWideLoadBytes = int64_t(24) << 20;
+// Inputs below kWideLoadBytes: nhwc_output_fours prefetches a group's span
+// of each window row only where it is shorter than this (Job::
+// span_prefetch_limit). A burst of prefetches per row, one a cache line,
+// over spans of 1 KiB or more waited on fill buffers: 3x23x57x385 k10 s10
+// excl f32 NHWC, pytorch numerics, 0.126-0.134 ms against 0.081-0.084
+// without it (oneDNN 0.078-0.086); summing rows outer into the outputs
+// instead ran 0.104-0.117. 2-core Intel Xeon AVX-512 VM, 2026-12-06, two
+// threads, both ways alternated, fastest of the rounds, NHWC f32/f16/bf16
+// pixels of 9-32 channels of spans of 1 KiB or more, without the prefetch
+// against with it, sweep seeds 200-260 (tuning), by input size: up to 24 MB
+// 1.04-1.08x / 1.04-1.11x fast / pytorch numerics over 244; 24-40 MB
+// 1.00-1.04x / 1.01-1.13x over 40; 48 MB or more 0.85-1.00x over 46 (f16/
+// bf16 0.85x, 54x23x525x63 k8 s7x8 bf16 0.61x). Not tuned on, seeds
+// 301-370, the rule against the prefetch everywhere, inputs under 24 MB:
+// f32 1.00x / 1.06x over 156, bf16 1.02x / 1.02x over 65, f16 0.97x /
+// 0.99x over 49, while the 147 larger ones, unchanged, ran 0.98-0.99x (the
+// run-to-run spread). Spans under 1 KiB and inputs under 16 MB, without
+// the prefetch: 1.00-1.02x, f16 down to 0.90x. (bench/cpu/results/
+// vm-intel-xeon-2026-12-06-span-prefetch-limit-*.log)
+constexpr int64_t kCachedSpanPrefetch = 1024;
 constexpr int64_t kDisjointEachWindow = 16;      // inputs of a window from which Job::disjoint_each holds
 constexpr int64_t kDisjointEachRow = 4;          // and outputs of a row
 constexpr int64_t kDisjointEachRowTwo = 8;       // the same for pixels of two ymm vectors
@@ -264,6 +285,8 @@ void plan_job(const Problem& q, Isa isa, CpuConfigOf<A>* c) {
   // Software prefetch where most input rows are read once (NCHW row sums,
   // NHWC window sums).
   j.prefetch = 2 * q.sh >= q.kh;
+  j.span_prefetch_limit =
+      q.src_elements * q.element_size < kWideLoadBytes ? kCachedSpanPrefetch : std::numeric_limits<int64_t>::max();
   const int64_t out_rows = j.planes * q.oh;  // planes x output rows (<= dst elements)
   const bool few_rows = out_rows < kFewRows;
   c->nt_out = !nchw && !converts && q.c % (64 / q.element_size) == 0 &&

@@ -1109,9 +1109,10 @@ __attribute__((noinline)) void nhwc_output_fours(const Job& jb, const T* const* 
                     o3 = (jb.cols[ox + 3].begin - xa - b) * V;
       // pf: the span these four windows take of each row, two groups ahead
       const int64_t span = (o3 + len * V) * (int64_t)sizeof(T), ahead = 2 * (o3 + o1);
+      const bool pf_span = pf && span < jb.span_prefetch_limit;  // Job::span_prefetch_limit
 #if defined(__AVX512F__) && defined(__AVX512BW__)
       if constexpr (NV == 2 && same<T, BF16>::value) {
-        bf16_pair_four(jb, hr, hn, b, o1, o2, o3, len, span, ahead, pf, div + ox, rcp ? rcp + ox : nullptr,
+        bf16_pair_four(jb, hr, hn, b, o1, o2, o3, len, span, ahead, pf_span, div + ox, rcp ? rcp + ox : nullptr,
                        out + (ox - ob0) * V);
         ox += 4;
         continue;
@@ -1121,7 +1122,7 @@ __attribute__((noinline)) void nhwc_output_fours(const Job& jb, const T* const* 
       vec<A> c0 = zero<A>(), c1 = zero<A>(), c2 = zero<A>(), c3 = zero<A>();  // second vectors (NV == 2)
       for (int64_t r = 0; r < hn; ++r) {
         const T* s = hr[r] + b * V;
-        if (pf)
+        if (pf_span)
           for (int64_t off = 0; off < span; off += 64) __builtin_prefetch((const char*)(s + ahead) + off, 0, 3);
         for (int64_t j = 0; j < len; ++j, s += V) {
           if constexpr (NV == 1) {
