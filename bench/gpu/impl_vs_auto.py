@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Forced implementations against AUTO on the sweep generator's
-configurations, fast numerics: the data behind a policy rule.
+configurations, fast numerics (NUMERICS=pytorch: pytorch numerics, checked
+bitwise): the data behind a policy rule.
 
 For every configuration of seeds FIRST..LAST (100 each, 1 MB to 2 GB, as
 sweep.py draws them) that FILTER accepts (a Python expression over `c`, a
@@ -12,7 +13,7 @@ against PyTorch's within the fast numerics' bound. Writes the rows to
 OUT.json as it goes (AUTO's choice in "auto_impl", times in "ms", checks
 in "ok") and prints one line per configuration.
 
-usage: AVGPOOL_LIBRARY=<build>/libavgpool.so [FILTER='c.sh == 1 and c.kh >= 8'] \\
+usage: AVGPOOL_LIBRARY=<build>/libavgpool.so [FILTER='c.sh == 1 and c.kh >= 8'] [NUMERICS=pytorch] \\
        python3 bench/gpu/impl_vs_auto.py OUT.json FIRST LAST [impl ...]
        (default impls: cuda:any_column_walk cuda:any_direct)
 """
@@ -41,6 +42,8 @@ def main():
     out_path, first, last = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
     impls = sys.argv[4:] or ["cuda:any_column_walk", "cuda:any_direct"]
     accept = os.environ.get("FILTER", "c.sh < c.kh and c.oh > 1")
+    exact = os.environ.get("NUMERICS", "fast") == "pytorch"
+    numerics = _lib.NUMERICS_PYTORCH if exact else _lib.NUMERICS_FAST
     bw = copy_bandwidth()
     rows, t0 = [], time.time()
     for seed in range(first, last + 1):
@@ -58,7 +61,7 @@ def main():
                        roof_ms=(c.in_bytes + c.out_bytes) / bw * 1e3, ms={}, ok={})
             for name in ["auto"] + impls:
                 try:
-                    plan = _lib.Plan(c.params(_lib.BACKEND_CUDA, _lib.NUMERICS_FAST),
+                    plan = _lib.Plan(c.params(_lib.BACKEND_CUDA, numerics),
                                      forward_impl=None if name == "auto" else name)
                 except _lib.AvgpoolError:
                     continue  # declined
@@ -66,7 +69,7 @@ def main():
                     row["auto_impl"] = plan.impl_name
                 out.fill_(float("nan"))
                 plan.execute(src, dst, stream)
-                row["ok"][name] = bool(max_abs_diff(out, ref) <= fast_tolerance(c))
+                row["ok"][name] = bool(max_abs_diff(out, ref) <= (0 if exact else fast_tolerance(c)))
                 run = plan.execute
                 row["ms"][name] = min(time_queued(lambda: run(src, dst, stream)) for _ in range(2))
             row["ms"]["torch"] = min(time_queued(lambda: F.avg_pool2d(x, *pool)) for _ in range(2))
