@@ -159,7 +159,30 @@ constexpr int64_t kTallRows = 16;
 // row kernels and the 16-plane path, except f64 strided rows of up to
 // kScalarRowF64 outputs and, on the base instruction set, of windows
 // kScalarWindowF64 columns wide or more (the rules in plan_job).
+// Since the 16-plane path and the row kernels were reworked, the scalar
+// rows lead only in f64 (which the 16-plane path takes on AVX2 alone),
+// and in f32 where the windows read little of the plane (fewer inputs,
+// counted with their overlaps, than kScalarRowReads4 / 4 of its pixels)
+// or there is one output row: the 16-plane path converts (f16/bf16) and
+// transposes every pixel of 16 planes at once, which pays where most
+// pixels are read. 2-core Intel Xeon AVX-512 VM, 2026-12-06, two threads,
+// both ways alternated, fastest of the rounds, the NCHW rows of one or two
+// outputs of 16+ planes of up to 32768 pixels (not f64): every such row
+// off the scalar rows ran 1.53x / 1.57x faster (fast / pytorch numerics)
+// over 348 of sweep seeds 200-250 (266 faster by more than 10 %, 36
+// slower), f16/bf16 1.13-2.20x in every group, f32 1.32x / 1.36x where
+// the windows read 3/4 of the plane or more on 2+ output rows, 0.72-0.90x
+// elsewhere. The rule, not tuned on, seeds 301-350: 1.56x / 1.60x over 343
+// (249 / 254 faster, 15 / 11 slower; 68x483x59x12 k10 s10 p5 bf16 4.3 ->
+// 2.6 ms, oneDNN 3.0-3.4); f32 rows it moves 1.28x / 1.32x over 75, the
+// f32 rows it leaves 0.98-1.00x (the spread). The AVX2 kernels, on the
+// same VM (AVGPOOL_CPU_ISA=avx2), seeds 200-250: 1.52x / 1.55x over 348,
+// the f32 rows moved 1.16x / 1.19x over 82 (12 / 10 slower). Not on the
+// base instruction set, whose 16-plane path and row kernels ran 0.43x
+// the scalar rows on 120 of those of seeds 301-350 (96 slower). (bench/
+// cpu/results/vm-intel-xeon-2026-12-06-short-rows-reads-*.log)
 constexpr int64_t kScalarRow = 2;
+constexpr int64_t kScalarRowReads4 = 3;
 constexpr int64_t kScalarRowF64 = 16;
 constexpr int64_t kScalarWindowF64 = 4;
 constexpr int64_t kScalarRowsFast = 6;  // window rows up to which fast numerics take those f64 scalar rows
@@ -280,7 +303,20 @@ void plan_job(const Problem& q, Isa isa, CpuConfigOf<A>* c) {
       sizeof(A) == 8 && q.sw > 1 &&
       (fast ? q.ow <= kScalarRowF64 && (q.kw < kScalarColumnsFast || q.kh <= kScalarRowsFastWide) && q.kh <= kScalarRowsFast
             : q.ow <= kScalarRowF64 || (isa == Isa::kBase && q.kw >= kScalarWindowF64));
-  j.short_rows = nchw && (q.ow <= kScalarRow || f64_scalar_rows) && !global;
+  // AVX2 / AVX-512, 16 planes or more of up to kAcrossPixels (where it
+  // was measured): rows of one or two outputs in f16/bf16, and in f32
+  // where the windows read at least 3/4 of the plane's pixels over two
+  // output rows or more, go to the 16-plane path or the row kernels
+  // instead (the measurements at kScalarRow).
+  int64_t row_reads = 0, col_reads = 0;
+  for (const AxisWindow& r : q.rows) row_reads += r.end - r.begin;
+  for (const AxisWindow& cw : q.cols) col_reads += cw.end - cw.begin;
+  const bool scalar_short_row =
+      q.ow <= kScalarRow &&
+      (isa == Isa::kBase || j.planes < 16 || q.h * q.w > kAcrossPixels ||
+       (q.dtype != AVGPOOL_DTYPE_F16 && q.dtype != AVGPOOL_DTYPE_BF16 &&
+        (q.dtype == AVGPOOL_DTYPE_F64 || q.oh == 1 || 4 * row_reads * col_reads < kScalarRowReads4 * q.h * q.w)));
+  j.short_rows = nchw && (scalar_short_row || f64_scalar_rows) && !global;
   j.presum = !(j.short_rows && !j.tall) && ((fast && ((j.vec == 1 && q.sw > 1) || j.tall)) || column_windows);
   // Software prefetch where most input rows are read once (NCHW row sums,
   // NHWC window sums).
