@@ -1776,14 +1776,23 @@ void horizontal_nhwc(const Job& jb, const T* const* hr, int64_t hn, int64_t xa, 
       if (c < V) store_part(o + c, Q(load_part(o + c, V - c)), V - c);
       continue;
     }
+    // Four vectors of channels at a time over the window. f16/bf16 prefetch
+    // 1 KiB ahead; f32/f64, whose next pixel that mostly is, ran faster
+    // without (2-core Intel Xeon AVX-512 VM, 2026-12-06, two threads, both
+    // ways alternated, NHWC rows of 64-256 channels (f64 32-256) of windows
+    // read once, sweep seeds 200-240: f32 1.05x / 1.09x fast / pytorch
+    // numerics over 64, f64 1.05x / 1.10x over 81, f16/bf16 0.97-1.02x;
+    // seeds 301-340, not tuned on: f32 1.01x / 1.05x over 61, f64 1.03x /
+    // 1.08x over 92, 4 / 5 slower by more than 10 %; bench/cpu/results/
+    // vm-intel-xeon-2026-12-06-channel-fours-prefetch-*).
     int64_t c0 = 0;
     for (; c0 + 4 * N <= V; c0 += 4 * N) {
       vec<A> a0 = zero<A>(), a1 = zero<A>(), a2 = zero<A>(), a3 = zero<A>();
       for (int64_t r = 0; r < hn; ++r)
         for (int64_t x = b; x < e; ++x) {
           const T* s = hr[r] + x * V + c0;
-          if (jb.prefetch)
-            for (int k = 0; k < 4; ++k) __builtin_prefetch(s + (direct ? kPrefetch : kHalfPrefetch) + k * N, 0, 3);
+          if (!direct && jb.prefetch)
+            for (int k = 0; k < 4; ++k) __builtin_prefetch(s + kHalfPrefetch + k * N, 0, 3);
           a0 += load_lanes<A>(s, N);
           a1 += load_lanes<A>(s + N, N);
           a2 += load_lanes<A>(s + 2 * N, N);
