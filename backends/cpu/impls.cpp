@@ -87,6 +87,7 @@ constexpr int64_t kHalfDirectRow = 8;            // and output rows of at least 
 // (fast / pytorch numerics, one thread), against 0.96x for the 39 f16 rows
 // it left alone in the same runs.
 constexpr int64_t kWideLoadBytes = int64_t(24) << 20;
+constexpr int64_t kHalfSepChannels = 192;  // f16/bf16 pixels from which fast stride-1 rows skip the ring (plan_job)
 // Inputs below kWideLoadBytes: nhwc_output_fours prefetches a group's span
 // of each window row only where it is shorter than this (Job::
 // span_prefetch_limit). A burst of prefetches per row, one a cache line,
@@ -344,6 +345,20 @@ void plan_job(const Problem& q, Isa isa, CpuConfigOf<A>* c) {
   // 64-byte vector).
   j.sep_s1 = !nchw && q.numerics == AVGPOOL_NUMERICS_FAST && q.sw == 1 && q.kw >= 4 &&
              q.kw <= 16 && q.c % lanes == 0 && hi > lo;
+  // Not f16/bf16 pixels of kHalfSepChannels or more: the ring reads rows
+  // converted to float first, each converted again for every output row
+  // its window rows are in, and the blocks' converted rows of such pixels
+  // outgrow L1; their windows summed from the input directly
+  // (Job::half_direct) ran faster. 2-core Intel Xeon AVX-512 VM,
+  // 2026-12-06, two threads, both ways alternated, the NHWC f16/bf16 rows
+  // of stride-1 rows, windows 4-16 wide and whole vectors of channels of
+  // sweep seeds 200-700: 256+ channels 2.19x over 13, all faster; 192-255
+  // 1.50x over 2; 128-191 1.00x over 4; under 128 0.88-1.09x. Seeds
+  // 701-1300, not tuned on: 1.76x over the 13 of 192+ channels, 12 faster
+  // by more than 10 %, 1 slower (21x192x73x73 k11 s1 p3 bf16 0.88x);
+  // 1x208x313x54 k6x4 s3x1 p3x0 bf16 0.80-0.83 -> 0.62 ms, oneDNN 0.54-0.56
+  // (bench/cpu/results/vm-intel-xeon-2026-12-06-half-ring-channels-*.log).
+  if (converts && q.c >= kHalfSepChannels) j.sep_s1 = false;
   // NHWC stride-1 rows of channels short of a whole number of the kernels'
   // vectors (32 bytes on AVX2, 64 otherwise): the interior outputs as one
   // flat run (Job::flat_run; the same bits as pixel by pixel). 2-core AMD
