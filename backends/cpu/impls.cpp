@@ -160,7 +160,7 @@ constexpr int64_t kTallRows = 16;
 // row kernels and the 16-plane path, except f64 strided rows of up to
 // kScalarRowF64 outputs and, on the base instruction set, of windows
 // kScalarWindowF64 columns wide or more (the rules in plan_job).
-// Since the 16-plane path and the row kernels were reworked, the scalar
+// Measured against the present 16-plane path and row kernels, the scalar
 // rows lead only in f64 (which the 16-plane path takes on AVX2 alone),
 // and in f32 where the windows read little of the plane (fewer inputs,
 // counted with their overlaps, than kScalarRowReads4 / 4 of its pixels)
