@@ -343,8 +343,6 @@ void plan_job(const Problem& q, Isa isa, CpuConfigOf<A>* c) {
   // it: 6 loads instead of 9 do not pay for the ring): the separable ring
   // kernel (its kRingMax is 16 in kernels.inl; channels a multiple of one
   // 64-byte vector).
-  j.sep_s1 = !nchw && q.numerics == AVGPOOL_NUMERICS_FAST && q.sw == 1 && q.kw >= 4 &&
-             q.kw <= 16 && q.c % lanes == 0 && hi > lo;
   // Not f16/bf16 pixels of kHalfSepChannels or more: the ring reads rows
   // converted to float first, each converted again for every output row
   // its window rows are in, and the blocks' converted rows of such pixels
@@ -358,7 +356,8 @@ void plan_job(const Problem& q, Isa isa, CpuConfigOf<A>* c) {
   // by more than 10 %, 1 slower (21x192x73x73 k11 s1 p3 bf16 0.88x);
   // 1x208x313x54 k6x4 s3x1 p3x0 bf16 0.80-0.83 -> 0.62 ms, oneDNN 0.54-0.56
   // (bench/cpu/results/vm-intel-xeon-2026-12-06-half-ring-channels-*.log).
-  if (converts && q.c >= kHalfSepChannels) j.sep_s1 = false;
+  j.sep_s1 = !nchw && q.numerics == AVGPOOL_NUMERICS_FAST && q.sw == 1 && q.kw >= 4 &&
+             q.kw <= 16 && q.c % lanes == 0 && hi > lo && !(converts && q.c >= kHalfSepChannels);
   // NHWC stride-1 rows of channels short of a whole number of the kernels'
   // vectors (32 bytes on AVX2, 64 otherwise): the interior outputs as one
   // flat run (Job::flat_run; the same bits as pixel by pixel). 2-core AMD
@@ -674,8 +673,7 @@ void plan_job(const Problem& q, Isa isa, CpuConfigOf<A>* c) {
     j.ones = c->ones.data();
   }
 
-  j.col_terms = 0;  // across_planes' choice of column sums, once here rather than per call
-  for (const AxisWindow& cw : q.cols) j.col_terms += cw.end - cw.begin;
+  j.col_terms = col_reads;  // across_planes' choice of column sums, once here rather than per call
   // Small NCHW planes, 16 at a time (Job::across): rows of fewer than
   // kShortRow outputs leave most lanes of the row kernels empty and pay
   // their per-row set-up for a few outputs; up to kAcrossRow where the row
