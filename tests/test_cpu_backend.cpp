@@ -372,6 +372,26 @@ TEST_CASE("small NCHW planes, 16 at a time: every dtype, numerics, partial group
   }
 }
 
+TEST_CASE("larger NCHW planes, 16 at a time in bands of output rows: every dtype, numerics, special values") {
+  // Job::across on planes beyond 4096 pixels: bands of output rows whose
+  // window rows fit the band, each band a unit (the overlap between bands'
+  // window rows transposed twice); planes beyond 32768 pixels on rows of
+  // fewer than 16 outputs (fast numerics: overlapping windows of fewer than
+  // 64 inputs), rows too wide for 4 output rows in 4096 pixels in bands of
+  // up to 32768. Partial groups of planes, padding, ceil_mode, tall windows.
+  const Shape shapes[] = {
+      {1, 18, 300, 30, 5, 5, 3, 3, 2, 2, 1},     {1, 17, 2100, 20, 6, 7, 2, 6, 3, 3, 1},
+      {1, 16, 40, 1500, 11, 11, 8, 100, 0, 0, 0}, {2, 9, 1200, 31, 6, 6, 1, 6, 1, 1, 0},
+      {3, 7, 1100, 41, 3, 7, 3, 7, 0, 0, 1},
+  };
+  for (const Shape& s : shapes) {
+    const avgpool_params p = s.params();
+    check_variants(p, {AVGPOOL_LAYOUT_NCHW}, 23);
+    check_special_values(p, 9);
+    check_same_bits_every_isa(p, p.dtype, AVGPOOL_NUMERICS_PYTORCH);
+  }
+}
+
 TEST_CASE("NCHW rows of one or two outputs: every dtype, numerics, divisors, special values") {
   // Job::short_rows: each output summed in scalar, four planes side by side
   // (units of fewer planes: four output rows of a column side by side).

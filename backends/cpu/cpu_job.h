@@ -68,15 +68,15 @@ struct Job {
   // Kernel 1 x 1 (any stride; no padding is legal): each output is one
   // input element, (0 + x) / divisor - a strided copy (single_windows).
   bool single;
-  // NCHW, f32/f16/bf16 (and f64 in the AVX2 build), small planes (rows too
-  // short to fill a vector of outputs): 16 planes at a time, transposed into
-  // scratch at across_at so that lane l holds plane l (h x w pixels of 16
-  // floats, or doubles), every output's
-  // window summed there as 16 lanes (rows then columns, from 0: each lane
-  // keeps PyTorch's order), the outputs transposed back. Units are groups of
-  // 16 planes.
+  // NCHW, f32/f16/bf16 (and f64 in the AVX2 build), rows too short to fill
+  // a vector of outputs: 16 planes at a time, a unit's window rows
+  // transposed into scratch at across_at so that lane l holds plane l (16
+  // floats, or doubles, a pixel), every output's window summed there as 16
+  // lanes (rows then columns, from 0: each lane keeps PyTorch's order), the
+  // outputs transposed back. Units are groups of 16 planes, whole or in
+  // bands of output rows (impls.cpp).
   bool across;
-  int64_t across_at;  // bytes: h * w pixels, then oh * ow outputs, 16 accumulators each
+  int64_t across_at;  // bytes: a unit's window rows' pixels, then its outputs, 16 accumulators each
   int64_t col_terms;  // across: the window columns of one output row (sum of cols' lengths)
   // NCHW rows of at most kScalarRow outputs, and f64 strided rows in
   // pytorch numerics (impls.cpp), not global

@@ -6,6 +6,7 @@
 // units on OpenMP threads. The kernels are in kernels.inl.
 #include <stdint.h>
 
+#include <algorithm>
 #include <atomic>
 #include <limits>
 #include <memory>
@@ -132,14 +133,22 @@ constexpr int64_t kUnitTarget = 32768;           // elements of work per paralle
 //   kMaxChunks chunks); otherwise (pytorch numerics: one chain per output)
 //   the outputs of a row are split into column blocks, kFewRows units in all
 //   where the row is wide enough.
-// Small NCHW planes across planes (Job::across, the rule in plan_job):
-// output rows shorter than kShortRow, or than kAcrossRow in some cases;
-// planes and outputs of at most kAcrossPixels (scratch of 16 planes: 2 x
-// 2 MiB at most; up to 4096 pixels it stays in L2).
+// NCHW planes across planes (Job::across, the rule in plan_job): output
+// rows shorter than kShortRow, or than kAcrossRow in some cases; planes and
+// outputs of at most kAcrossPixels, larger planes on rows shorter than
+// kShortRow (fast numerics: overlapping windows of fewer than
+// kAcrossBandWindow inputs). Planes beyond kAcrossBand pixels go in bands
+// of output rows whose window rows span at most that many (16 planes of
+// them: 256 KiB of f32, in L2) where a band holds kAcrossBandRows output
+// rows; planes beyond kAcrossPixels whose rows are too wide for that take
+// bands of up to kAcrossBandRows rows within kAcrossPixels.
 constexpr int64_t kShortRow = 16;
 constexpr int64_t kAcrossRow = 64;
 constexpr int64_t kAcrossWindow = 16;
 constexpr int64_t kAcrossPixels = 32768;
+constexpr int64_t kAcrossBand = 4096;
+constexpr int64_t kAcrossBandWindow = 64;
+constexpr int64_t kAcrossBandRows = 4;
 constexpr int64_t kAcrossF64Pixels = 1024;  // f64 planes up to this many pixels (AVX2 build)
 constexpr int64_t kAcrossSparse = 16;  // inputs per output from which rows of many outputs skip it (plan_job)
 constexpr int64_t kAcrossGlobal = 1024;  // global pooling in f32 pytorch numerics too, on planes up to this size
@@ -750,10 +759,49 @@ void plan_job(const Problem& q, Isa isa, CpuConfigOf<A>* c) {
   // scalar rows' flag left set on these jobs is not read.
   const bool across_f64 = sizeof(A) == 8 && isa == Isa::kAvx2 && q.kw > q.sw && (q.kw >= 2 * q.sw || q.kh > q.sh) &&
                           q.h * q.w <= kAcrossF64Pixels;
+  // Planes beyond kAcrossPixels: rows of fewer than kShortRow outputs, in
+  // pytorch numerics, and in fast numerics where the windows overlap and
+  // hold fewer than kAcrossBandWindow inputs. The row kernels fill a few
+  // lanes of such rows and, in pytorch numerics, gather each window column;
+  // where fast numerics' windows do not overlap, their row sums add each
+  // input once as the path does, without its transposes. 2-core Intel Xeon
+  // AVX-512 VM, 2026-12-06, two threads, both ways alternated, best of two,
+  // 16+ planes, f32/f16/bf16 (bench/cpu/results/vm-intel-xeon-2026-12-06-
+  // across-bands-*.log): tuned on 137 rows of seeds 2000-2300 (bands of
+  // 4096 pixels against 32768: 1.59x faster over 125; 2048: 0.98x);
+  // seeds 2701-3100, not tuned on, 270 planes beyond 32768 pixels on rows
+  // under 16 outputs: pytorch numerics 2.16x, 234 faster by more than 10 %,
+  // 8 slower (worst 0.52x, 1x17x1620x75 k3 s5 p0x1 excl f32, 0.19 ms);
+  // fast numerics 1.14x (43 / 5, the disjoint windows unchanged);
+  // 1x215x1223x41 k3x7 s3x7 ceil bf16 4.2 -> 1.9 ms (pytorch numerics),
+  // 2.9 -> 1.8 (fast), oneDNN 2.9; 42x21x1419x25 k7 s1x7 p2x0 f16 pytorch
+  // 79 -> 5.7. Planes of 4097-32768 pixels the path took before, in bands
+  // rather than whole: 1.10x / 1.06x (pytorch / fast) over 272 of seeds
+  // 2151-2300, not tuned on (95 / 48 faster, 10 / 4 slower).
+  const bool small_planes = q.h * q.w <= kAcrossPixels && q.oh * q.ow <= kAcrossPixels;
+  const bool large_planes_wanted = q.ow < kShortRow && window > 1 &&
+                                   (!fast || ((q.kh > q.sh || q.kw > q.sw) && window < kAcrossBandWindow));
+  // Bands of output rows, each a unit of 16 planes, whose window rows span
+  // at most kAcrossBand pixels (L2), where a band holds kAcrossBandRows
+  // output rows or more; planes beyond kAcrossPixels whose rows are too
+  // wide for that take bands of up to kAcrossPixels.
+  auto band_rows = [&](int64_t pixels) {  // output rows whose window rows fit `pixels`
+    const int64_t spare_rows = pixels / q.w - q.kh;  // input rows beyond one window's
+    return spare_rows >= 0 ? std::min(spare_rows / q.sh + 1, q.oh) : int64_t(0);
+  };
+  int64_t across_rows = q.oh, across_in_rows = q.h;
+  bool banded = false;
+  if (q.h * q.w > kAcrossBand) {
+    across_rows = band_rows(kAcrossBand);
+    if (across_rows < kAcrossBandRows && !small_planes) across_rows = std::min(band_rows(kAcrossPixels), kAcrossBandRows);
+    banded = across_rows >= kAcrossBandRows || !small_planes;
+    if (!banded) across_rows = q.oh;
+    else if (across_rows * q.ow > kAcrossPixels) across_rows = kAcrossPixels / q.ow;
+    if (banded) across_in_rows = std::min(q.h, (across_rows - 1) * q.sh + q.kh);  // bounds a band's window rows
+  }
   j.across = nchw && (sizeof(A) == 4 || across_f64) && (!j.short_rows || (across_f64 && q.ow > kScalarRow)) &&
              (!j.global || across_global) && !few_rows && j.planes >= 16 &&
-             q.h * q.w <= kAcrossPixels &&
-             q.oh * q.ow <= kAcrossPixels && !sparse &&
+             (small_planes || large_planes_wanted) && across_rows > 0 && !sparse &&
              (q.ow < kShortRow || (q.ow < kAcrossRow && (in_order || converts || window >= kAcrossWindow)) ||
               (in_order && q.sw > 1));
 
@@ -779,7 +827,7 @@ void plan_job(const Problem& q, Isa isa, CpuConfigOf<A>* c) {
   j.conv_stride = align64(j.span_cap * acc) / acc;
   if (converts) at += (j.nchunks > 0 ? j.chunk_rows : j.max_rows) * j.conv_stride * acc;  // rows one unit converts
   j.across_at = at = align64(at);
-  if (j.across) at += (q.h * q.w + q.oh * q.ow + q.w) * 16 * acc;  // pixels, outputs, a row of column sums
+  if (j.across) at += (across_in_rows * q.w + across_rows * q.ow + q.w) * 16 * acc;  // pixels, outputs, column sums
   c->scratch_bytes = (size_t)align64(at + 64);
 
   // Parallel units: a run of output rows of one plane, or whole planes.
@@ -796,9 +844,9 @@ void plan_job(const Problem& q, Isa isa, CpuConfigOf<A>* c) {
     if (pb > j.planes) pb = j.planes > 0 ? j.planes : 1;  // n == 0: no units run
   }
   if (few_rows) rb = pb = 1;
-  if (j.across) {  // whole planes, in groups of 16
-    rb = q.oh;
-    pb = (pb + 15) / 16 * 16;
+  if (j.across) {  // whole planes in groups of 16, or a band of one group
+    rb = across_rows;
+    pb = banded ? 16 : (pb + 15) / 16 * 16;
   }
   // Global pooling: at least one vector of planes (16 f32) per unit where
   // there are two such vectors or more (pytorch numerics sums across the

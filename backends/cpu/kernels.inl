@@ -2366,26 +2366,30 @@ inline Lanes16<double> lanes_div(Lanes16<double> a, double d, const double* rcp)
   }
   return {a.a / dv, a.b / dv, a.c / dv, a.d / dv};
 }
-// pix[x * 16 + l] = plane g + l's pixel x (zero for l >= np): n planes by
-// n pixels at a time (n lanes of a ymm), transposed in registers. Element
-// by element (one scalar store each, 64 bytes apart) it was 90 % of the
-// time of 11x111x44x44 k2x7 s4x9 f32 on a 2-core AMD EPYC Zen 3 VM.
+// pix[x * 16 + l] = element x of plane g + l's run src[(g + l) * P, + len)
+// (zero for l >= np): n planes by n pixels at a time (n lanes of a ymm),
+// transposed in registers. Element by element (one scalar store each, 64
+// bytes apart) it was 90 % of the time of 11x111x44x44 k2x7 s4x9 f32 on a
+// 2-core AMD EPYC Zen 3 VM.
 template <class T, class A>
-void planes_to_lanes(const T* src, int64_t g, int64_t np, int64_t P, A* pix) {
+void planes_to_lanes(const T* src, int64_t g, int64_t np, int64_t P, int64_t len, A* pix) {
   constexpr int n = nar<A>::n;
-  // The group's planes are one run of memory: a load from each line in
-  // address order first, which the hardware prefetchers follow; the
-  // transposes below take n planes a line at a time, an order they do not
-  // (327x667x12x12 k4x3 s5x3 f32, 125 MB, one thread: 0.7x the element-by-
-  // element moves without this pass, 1.05-1.15x with it; a software
-  // prefetch of the next group in either order did not help).
-  const char* first = reinterpret_cast<const char*>(src + g * P);
-  for (int64_t i = 0; i < np * P * (int64_t)sizeof(T); i += 64) {
-    const char c = *reinterpret_cast<const volatile char*>(first + i);
-    asm volatile("" ::"r"(c));
+  // A load from each line of the runs in address order first (whole
+  // planes: the group's one run of memory), which the hardware prefetchers
+  // follow; the transposes below take n planes a line at a time, an order
+  // they do not (327x667x12x12 k4x3 s5x3 f32, 125 MB, one thread: 0.7x the
+  // element-by-element moves without this pass, 1.05-1.15x with it; a
+  // software prefetch of the next group in either order did not help).
+  const int64_t runs = len == P ? 1 : np, run_bytes = (len == P ? np * P : len) * (int64_t)sizeof(T);
+  for (int64_t r = 0; r < runs; ++r) {
+    const char* first = reinterpret_cast<const char*>(src + (g + r) * P);
+    for (int64_t i = 0; i < run_bytes; i += 64) {
+      const char c = *reinterpret_cast<const volatile char*>(first + i);
+      asm volatile("" ::"r"(c));
+    }
   }
-  for (int64_t e = 0; e < P; e += n) {
-    const int64_t k = imin(n, P - e);
+  for (int64_t e = 0; e < len; e += n) {
+    const int64_t k = imin(n, len - e);
     for (int64_t h = 0; h < 16; h += n) {
       const T* at = src + (g + h) * P + e;
       nvec<A> v[n];
@@ -2400,10 +2404,10 @@ void planes_to_lanes(const T* src, int64_t g, int64_t np, int64_t P, A* pix) {
   }
 }
 template <class T, class A>
-void lanes_to_planes(const A* res, int64_t g, int64_t np, int64_t Q, T* dst) {
+void lanes_to_planes(const A* res, int64_t g, int64_t np, int64_t Q, int64_t len, T* dst) {
   constexpr int n = nar<A>::n;
-  for (int64_t e = 0; e < Q; e += n) {
-    const int64_t k = imin(n, Q - e);
+  for (int64_t e = 0; e < len; e += n) {
+    const int64_t k = imin(n, len - e);
     for (int64_t h = 0; h < np; h += n) {
       nvec<A> v[n];
       for (int64_t j = 0; j < n; ++j) v[j] = j < k ? nload<A>(res + (e + j) * 16 + h, n) : nvec<A>{};
@@ -2428,10 +2432,10 @@ inline vec<float> lanes_div(vec<float> a, float d, const float* rcp) {
   return rcp ? quot_fast(a, dv, zero<float>() + *rcp) : a / dv;
 }
 template <class T, class A>
-void planes_to_lanes(const T* src, int64_t g, int64_t np, int64_t P, float* pix) {
+void planes_to_lanes(const T* src, int64_t g, int64_t np, int64_t P, int64_t len, float* pix) {
   constexpr int N = 16;
-  for (int64_t e = 0; e < P; e += N) {
-    const int64_t k = imin(N, P - e);
+  for (int64_t e = 0; e < len; e += N) {
+    const int64_t k = imin(N, len - e);
     vec<float> v[N];
     for (int l = 0; l < N; ++l) v[l] = l < np ? load_lanes<float>(src + (g + l) * P + e, k) : zero<float>();
     transpose_tile(v);
@@ -2439,10 +2443,10 @@ void planes_to_lanes(const T* src, int64_t g, int64_t np, int64_t P, float* pix)
   }
 }
 template <class T, class A>
-void lanes_to_planes(const float* res, int64_t g, int64_t np, int64_t Q, T* dst) {
+void lanes_to_planes(const float* res, int64_t g, int64_t np, int64_t Q, int64_t len, T* dst) {
   constexpr int N = 16;
-  for (int64_t e = 0; e < Q; e += N) {
-    const int64_t k = imin(N, Q - e);
+  for (int64_t e = 0; e < len; e += N) {
+    const int64_t k = imin(N, len - e);
     vec<float> v[N];
     for (int64_t j = 0; j < N; ++j) v[j] = j < k ? loadu(res + (e + j) * N) : zero<float>();
     transpose_tile(v);
@@ -2451,13 +2455,22 @@ void lanes_to_planes(const float* res, int64_t g, int64_t np, int64_t Q, T* dst)
 }
 #endif
 
+// Output rows [oy0, oy1) of planes [p0, p1): their window rows' pixels in
+// lanes, then their outputs (a band of the planes where those are larger
+// than the scratch, Job::across).
 template <class T, class A>
-void across_planes(const Job& jb, const T* src, T* dst, int64_t p0, int64_t p1, char* s) {
+void across_planes(const Job& jb, const T* src, T* dst, int64_t p0, int64_t p1, int64_t oy0, int64_t oy1, char* s) {
   constexpr int N = 16;
   const int64_t P = jb.h * jb.w, Q = jb.oh * jb.ow;
-  A* pix = reinterpret_cast<A*>(s + jb.across_at);  // P pixels of N planes
-  A* res = pix + P * N;                              // Q outputs of N planes
-  A* colsum = res + Q * N;                           // w column sums of one output row's window rows
+  int64_t y0 = jb.rows[oy0].begin, y1 = y0;  // the input rows the band's windows read
+  for (int64_t oy = oy0; oy < oy1; ++oy) {
+    y0 = imin(y0, jb.rows[oy].begin);
+    y1 = imax(y1, jb.rows[oy].end);
+  }
+  const int64_t band_pixels = (y1 - y0) * jb.w, band_outputs = (oy1 - oy0) * jb.ow;
+  A* pix = reinterpret_cast<A*>(s + jb.across_at);  // the band's pixels of N planes
+  A* res = pix + band_pixels * N;                    // its outputs of N planes
+  A* colsum = res + band_outputs * N;                // w column sums of one output row's window rows
   const A* div_table = static_cast<const A*>(jb.div_table);
   const A* rcp_table = static_cast<const A*>(jb.rcp_table);
   // Fast numerics (rcp_table) sum the window rows of each input column once
@@ -2476,9 +2489,11 @@ void across_planes(const Job& jb, const T* src, T* dst, int64_t p0, int64_t p1, 
   const int64_t col_terms = jb.col_terms;  // window columns of one output row
   for (int64_t g = p0; g < p1; g += N) {
     const int64_t np = imin(N, p1 - g);
-    planes_to_lanes<T, A>(src, g, np, P, pix);
-    for (int64_t oy = 0; oy < jb.oh; ++oy) {
-      const AxisWindow rw = jb.rows[oy];
+    planes_to_lanes<T, A>(src + y0 * jb.w, g, np, P, band_pixels, pix);
+    for (int64_t oy = oy0; oy < oy1; ++oy) {
+      AxisWindow rw = jb.rows[oy];
+      rw.begin -= y0;
+      rw.end -= y0;
       const A* div = div_table + (int64_t)jb.div_row[oy] * jb.ow;
       const A* rcp = rcp_table ? rcp_table + (int64_t)jb.div_row[oy] * jb.ow : nullptr;
       const A* sums = nullptr;  // fast numerics: the window rows' sum of each column
@@ -2502,10 +2517,10 @@ void across_planes(const Job& jb, const T* src, T* dst, int64_t p0, int64_t p1, 
           for (int64_t y = rw.begin; y < rw.end; ++y)
             for (int64_t x = cw.begin; x < cw.end; ++x) lanes_add(a, pix + (y * jb.w + x) * N);
         }
-        lanes_store(res + (oy * jb.ow + ox) * N, lanes_div(a, div[ox], rcp ? rcp + ox : nullptr));
+        lanes_store(res + ((oy - oy0) * jb.ow + ox) * N, lanes_div(a, div[ox], rcp ? rcp + ox : nullptr));
       }
     }
-    lanes_to_planes<T, A>(res, g, np, Q, dst);
+    lanes_to_planes<T, A>(res, g, np, Q, band_outputs, dst + oy0 * jb.ow);
   }
 }
 
@@ -2571,7 +2586,7 @@ void run_block(const Job& jb, int64_t p0, int64_t p1, int64_t oy0, int64_t oy1, 
   if (jb.single)
     return single_windows<T, A>(jb, src, dst, p0, p1, oy0, oy1, b0 * jb.ob, imin(b1 * jb.ob, jb.ow));
   if constexpr (is_f32<A> || kAcrossF64) {
-    if (jb.across) return across_planes<T, A>(jb, src, dst, p0, p1, static_cast<char*>(scratch));
+    if (jb.across) return across_planes<T, A>(jb, src, dst, p0, p1, oy0, oy1, static_cast<char*>(scratch));
   }
   if constexpr (direct) {
     if (jb.global) return global_planes<A>(jb, src, dst, p0, p1);
