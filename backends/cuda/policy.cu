@@ -51,11 +51,22 @@ bool fast(const Problem& q) { return q.numerics == AVGPOOL_NUMERICS_FAST; }
 // ms against 2.014) and within 1 % in f32; beyond 2^31 elements before the
 // batches, direct took 1.29 ms against 1.01 on 8x64x2048x2048 f16 (bench/
 // gpu/results/h200-2026-12-04-row-stream-non-overlapping-forced.json).
+// Only f32 windows of 9+ rows that feed 3 output rows per input row: H100,
+// 2026-12-06, device time, best of two, the configurations of sweep seeds
+// 6000-6599 in fast numerics (6000-6399 in pytorch numerics) of the shape
+// above where the stream could run, 120 (103): it was the fastest
+// implementation on 6 (5); on the 13 (11) AUTO gave it, 1.77x (1.83x)
+// slower in geomean than the fastest other, below PyTorch on 6 (7)
+// (18x705x184x184 k11x5 s9x1 f32 3.45 ms against 0.89 on cuda:any_direct,
+// PyTorch 1.73; 131x146x67x624 k8x9 s5x1 f16 5.12 against 2.05 on
+// cuda:nchw_row_bulk); it led on 70x6x240x848 k11 s4 f32 (0.159 ms
+// against 0.192 on cuda:nchw_row_bulk) and 1x148x724x1204 k9 s3x9 f32
+// (0.246 against 0.269 on cuda:any_direct).
 constexpr int64_t kRowStreamUnitsPerSm = 6;
 bool row_stream_wanted(const Problem& q, const DeviceInfo& device) {
   if (q.ow < 128 || q.kh * q.kw <= 4 || q.kh <= q.sh) return false;
   if (nchw_row_stream_units(q) < kRowStreamUnitsPerSm * device.sms) return false;
-  return ceil_div(q.kh, q.sh) <= 3 && q.kh >= 8;
+  return q.element_size == 4 && q.kh >= 9 && ceil_div(q.kh, q.sh) == 3;
 }
 
 // cuda:nchw_tiled, except where another measured faster: stride == kernel
