@@ -138,6 +138,10 @@ inline RunResult run_plan_on_device(avgpool_plan* plan, int64_t es, bool backwar
     return r;
   }
   in.upload(input);
+  // The poison and the upload ran on the legacy default stream, which a
+  // non-blocking caller stream does not wait for (and cudaMemcpy from
+  // pageable memory may return before its DMA lands).
+  cudaDeviceSynchronize();
   for (int i = 0; i < repeats && r.status == AVGPOOL_SUCCESS; ++i) {
     r.status = backward ? avgpool_plan_backward(plan, in.data(), out.data(), stream)
                         : avgpool_plan_execute(plan, in.data(), out.data(), stream);
