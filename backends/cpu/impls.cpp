@@ -781,10 +781,8 @@ void plan_job(const Problem& q, Isa isa, CpuConfigOf<A>* c) {
   const bool small_planes = q.h * q.w <= kAcrossPixels && q.oh * q.ow <= kAcrossPixels;
   const bool large_planes_wanted = q.ow < kShortRow && window > 1 &&
                                    (!fast || ((q.kh > q.sh || q.kw > q.sw) && window < kAcrossBandWindow));
-  // Bands of output rows, each a unit of 16 planes, whose window rows span
-  // at most kAcrossBand pixels (L2), where a band holds kAcrossBandRows
-  // output rows or more; planes beyond kAcrossPixels whose rows are too
-  // wide for that take bands of up to kAcrossPixels.
+  // Bands (the constants' comment): as many output rows as fit kAcrossBand
+  // pixels, or up to kAcrossBandRows within kAcrossPixels on large planes.
   auto band_rows = [&](int64_t pixels) {  // output rows whose window rows fit `pixels`
     const int64_t spare_rows = pixels / q.w - q.kh;  // input rows beyond one window's
     return spare_rows >= 0 ? std::min(spare_rows / q.sh + 1, q.oh) : int64_t(0);
@@ -792,12 +790,13 @@ void plan_job(const Problem& q, Isa isa, CpuConfigOf<A>* c) {
   int64_t across_rows = q.oh, across_in_rows = q.h;
   bool banded = false;
   if (q.h * q.w > kAcrossBand) {
-    across_rows = band_rows(kAcrossBand);
-    if (across_rows < kAcrossBandRows && !small_planes) across_rows = std::min(band_rows(kAcrossPixels), kAcrossBandRows);
-    banded = across_rows >= kAcrossBandRows || !small_planes;
-    if (!banded) across_rows = q.oh;
-    else if (across_rows * q.ow > kAcrossPixels) across_rows = kAcrossPixels / q.ow;
-    if (banded) across_in_rows = std::min(q.h, (across_rows - 1) * q.sh + q.kh);  // bounds a band's window rows
+    int64_t rows = band_rows(kAcrossBand);
+    if (rows < kAcrossBandRows && !small_planes) rows = std::min(band_rows(kAcrossPixels), kAcrossBandRows);
+    if (rows >= kAcrossBandRows || !small_planes) {
+      banded = true;
+      across_rows = std::min(rows, kAcrossPixels / q.ow);
+      across_in_rows = std::min(q.h, (across_rows - 1) * q.sh + q.kh);  // bounds a band's window rows
+    }
   }
   j.across = nchw && (sizeof(A) == 4 || across_f64) && (!j.short_rows || (across_f64 && q.ow > kScalarRow)) &&
              (!j.global || across_global) && !few_rows && j.planes >= 16 &&

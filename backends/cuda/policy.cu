@@ -64,9 +64,8 @@ bool fast(const Problem& q) { return q.numerics == AVGPOOL_NUMERICS_FAST; }
 // (0.246 against 0.269 on cuda:any_direct).
 constexpr int64_t kRowStreamUnitsPerSm = 6;
 bool row_stream_wanted(const Problem& q, const DeviceInfo& device) {
-  if (q.ow < 128 || q.kh * q.kw <= 4 || q.kh <= q.sh) return false;
-  if (nchw_row_stream_units(q) < kRowStreamUnitsPerSm * device.sms) return false;
-  return q.element_size == 4 && q.kh >= 9 && ceil_div(q.kh, q.sh) == 3;
+  if (q.ow < 128 || q.element_size != 4 || q.kh < 9 || ceil_div(q.kh, q.sh) != 3) return false;
+  return nchw_row_stream_units(q) >= kRowStreamUnitsPerSm * device.sms;
 }
 
 // cuda:nchw_tiled, except where another measured faster: stride == kernel
