@@ -375,31 +375,27 @@ avgpool_status execute(const Problem&, const Config& config, const void* grad_ou
   const BackwardJob& j = c.job;
   ActiveCall active;
   const int nt = threads_for(j.units);
-  // Units are handed out in chunks of about 1/16 of a thread's share from
-  // one counter: a thread delayed on a shared machine does not hold up the
-  // call, and a thread without scratch memory takes none (the others do its
-  // share; only when no thread has scratch does the call fail, having
-  // written nothing). Each element is computed by one unit, in a fixed
-  // order, so the result does not depend on the schedule.
-  int64_t chunk = j.units / ((int64_t)nt * 16);
-  if (chunk < 1) chunk = 1;
-  std::atomic<int64_t> next{0};
+  // Units from UnitShares: a thread without scratch memory takes none (the
+  // others do its share; only when no thread has scratch does the call
+  // fail, having written nothing). Each element is computed by one unit, in
+  // a fixed order, so the result does not depend on the schedule.
+  UnitShares shares(j.units, nt);
   std::atomic<int> working{0};
-  auto work = [&] {
+  auto work = [&](int t) {
     void* scratch = thread_scratch(j.scratch_bytes);
     if (scratch != nullptr) {
       working.fetch_add(1, std::memory_order_relaxed);
-      for (int64_t u0; (u0 = next.fetch_add(chunk, std::memory_order_relaxed)) < j.units;)
-        for (int64_t u = u0; u < u0 + chunk && u < j.units; ++u) c.run(j, grad_output, grad_input, u, scratch);
+      for (int64_t u0, u1; shares.next(t, &u0, &u1);)
+        for (int64_t u = u0; u < u1; ++u) c.run(j, grad_output, grad_input, u, scratch);
     }
     thread_scratch_trim();
   };
   if (nt <= 1) {
-    work();
+    work(0);
   } else {
 #if defined(AVGPOOL_WITH_OPENMP)
 #pragma omp parallel num_threads(nt)
-    work();
+    work(omp_get_thread_num());
 #endif
   }
   if (working.load() == 0)

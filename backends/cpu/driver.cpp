@@ -44,6 +44,32 @@ int threads_for(int64_t units) {
 #endif
 }
 
+UnitShares::UnitShares(int64_t units, int nt) {
+  count_ = nt < 1 ? 1 : nt > kMaxShares ? kMaxShares : nt;
+#if defined(AVGPOOL_ONE_SHARE)
+  count_ = 1;
+#endif
+  for (int s = 0; s < count_; ++s) {
+    shares_[s].next.store(units * s / count_, std::memory_order_relaxed);
+    shares_[s].end = units * (s + 1) / count_;
+  }
+  chunk_ = units / ((int64_t)(nt < 1 ? 1 : nt) * 16);
+  if (chunk_ < 1) chunk_ = 1;
+}
+
+bool UnitShares::next(int t, int64_t* u0, int64_t* u1) {
+  for (int i = 0; i < count_; ++i) {
+    Share& s = shares_[(t + i) % count_];
+    if (s.next.load(std::memory_order_relaxed) >= s.end) continue;
+    const int64_t at = s.next.fetch_add(chunk_, std::memory_order_relaxed);
+    if (at >= s.end) continue;
+    *u0 = at;
+    *u1 = at + chunk_ < s.end ? at + chunk_ : s.end;
+    return true;
+  }
+  return false;
+}
+
 void* thread_scratch(size_t bytes) {
   Scratch& s = t_scratch;
   if (bytes <= s.size && s.data != nullptr) return s.data;

@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <atomic>
 #include <vector>
 
 #include "problem.h"
@@ -28,6 +29,33 @@ struct ActiveCall {
 // at least 1, at most units; 1 inside a caller's active parallel region (no
 // nesting) or without OpenMP.
 int threads_for(int64_t units);
+
+// The parallel units [0, units) of a call handed out to nt threads. Each
+// thread starts on its own contiguous share, the same on every call of a
+// plan, so an input that fits the caches is read where the previous call
+// left it (a static split); a thread done with its share takes chunks from
+// the others', so a thread that starts late on a shared machine, or takes
+// no units for want of scratch, does not hold up the call. Chunks are about
+// 1/16 of a share. next() may be called from the team's threads at once.
+class UnitShares {
+ public:
+  UnitShares(int64_t units, int nt);
+  UnitShares(const UnitShares&) = delete;
+  UnitShares& operator=(const UnitShares&) = delete;
+  // Thread t's next chunk [*u0, *u1): its own share first, then the
+  // others' in turn; false when every unit is taken.
+  bool next(int t, int64_t* u0, int64_t* u1);
+
+ private:
+  static constexpr int kMaxShares = 64;  // more threads share the shares
+  struct alignas(64) Share {
+    std::atomic<int64_t> next{0};
+    int64_t end = 0;
+  };
+  Share shares_[kMaxShares];
+  int count_ = 1;
+  int64_t chunk_ = 1;
+};
 
 // This thread's scratch: at least `bytes`, 64-byte aligned, kept between
 // calls (steady-state calls allocate nothing) and grown when a plan needs

@@ -14,6 +14,10 @@
 #include <stdexcept>
 #include <vector>
 
+#if defined(AVGPOOL_WITH_OPENMP)
+#include <omp.h>
+#endif
+
 #include "backward.h"
 #include "cpu_job.h"
 #include "driver.h"
@@ -927,25 +931,18 @@ avgpool_status execute(const Problem& q, const Config& config, const void* src, 
     return AVGPOOL_SUCCESS;
   }
 #if defined(AVGPOOL_WITH_OPENMP)
-  // Dynamic, in chunks of about 1/16 of a thread's share, taken from a
-  // shared counter with no barrier before the first: on a shared machine a
-  // thread that starts late (or gets no scratch) does not hold up the
-  // others. Every output is computed by one unit, so the result does not
-  // depend on who runs it.
+  // Units from UnitShares, with no barrier before the first. Every output
+  // is computed by one unit, so the result does not depend on who runs it.
   // A split job's combine units start after every partial unit is done
   // (the barrier); they need no scratch.
-  int64_t chunk = units / ((int64_t)nt * 16);
-  if (chunk < 1) chunk = 1;
-  std::atomic<int64_t> next{0}, next_row{0};
+  UnitShares shares(units, nt);
+  std::atomic<int64_t> next_row{0};
 #pragma omp parallel num_threads(nt)
   {
     void* mine = thread_scratch(c.scratch_bytes);  // the caller's: the buffer above
-    if (mine != nullptr) {
-      for (int64_t u0; (u0 = next.fetch_add(chunk, std::memory_order_relaxed)) < units;) {
-        const int64_t u1 = u0 + chunk < units ? u0 + chunk : units;
+    if (mine != nullptr)
+      for (int64_t u0, u1; shares.next(omp_get_thread_num(), &u0, &u1);)
         for (int64_t u = u0; u < u1; ++u) run_unit(u, mine);
-      }
-    }
     if (split) {
 #pragma omp barrier
       for (int64_t r; (r = next_row.fetch_add(1, std::memory_order_relaxed)) < rows;) fn.combine(j, r, mine);
