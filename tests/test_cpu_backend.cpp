@@ -377,12 +377,14 @@ TEST_CASE("larger NCHW planes, 16 at a time in bands of output rows: every dtype
   // window rows fit the band, each band a unit (the overlap between bands'
   // window rows transposed twice); planes beyond 32768 pixels on rows of
   // fewer than 16 outputs (fast numerics: overlapping windows of fewer than
-  // 64 inputs), rows too wide for 4 output rows in 4096 pixels in bands of
-  // up to 32768. Partial groups of planes, padding, ceil_mode, tall windows.
+  // 64 inputs, disjoint windows whose rows span at most 256 inputs: the
+  // last two shapes, the second with gaps between windows), rows too wide
+  // for 4 output rows in 4096 pixels in bands of up to 32768. Partial
+  // groups of planes, padding, ceil_mode, tall windows.
   const Shape shapes[] = {
       {1, 18, 300, 30, 5, 5, 3, 3, 2, 2, 1},     {1, 17, 2100, 20, 6, 7, 2, 6, 3, 3, 1},
       {1, 16, 40, 1500, 11, 11, 8, 100, 0, 0, 0}, {2, 9, 1200, 31, 6, 6, 1, 6, 1, 1, 0},
-      {3, 7, 1100, 41, 3, 7, 3, 7, 0, 0, 1},
+      {3, 7, 1100, 41, 3, 7, 3, 7, 0, 0, 1},     {1, 19, 1700, 25, 2, 2, 4, 3, 1, 1, 0},
   };
   for (const Shape& s : shapes) {
     const avgpool_params p = s.params();

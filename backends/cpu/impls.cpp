@@ -141,11 +141,13 @@ constexpr int64_t kUnitTarget = 32768;           // elements of work per paralle
 // rows shorter than kShortRow, or than kAcrossRow in some cases; planes and
 // outputs of at most kAcrossPixels, larger planes on rows shorter than
 // kShortRow (fast numerics: overlapping windows of fewer than
-// kAcrossBandWindow inputs). Planes beyond kAcrossBand pixels go in bands
-// of output rows whose window rows span at most that many (16 planes of
-// them: 256 KiB of f32, in L2) where a band holds kAcrossBandRows output
-// rows; planes beyond kAcrossPixels whose rows are too wide for that take
-// bands of up to kAcrossBandRows rows within kAcrossPixels.
+// kAcrossBandWindow inputs, or windows that do not overlap whose rows span
+// at most kAcrossDisjointRow inputs of a plane). Planes beyond kAcrossBand
+// pixels go in bands of output rows whose window rows span at most that
+// many (16 planes of them: 256 KiB of f32, in L2) where a band holds
+// kAcrossBandRows output rows; planes beyond kAcrossPixels whose rows are
+// too wide for that take bands of up to kAcrossBandRows rows within
+// kAcrossPixels.
 constexpr int64_t kShortRow = 16;
 constexpr int64_t kAcrossRow = 64;
 constexpr int64_t kAcrossWindow = 16;
@@ -153,6 +155,7 @@ constexpr int64_t kAcrossPixels = 32768;
 constexpr int64_t kAcrossBand = 4096;
 constexpr int64_t kAcrossBandWindow = 64;
 constexpr int64_t kAcrossBandRows = 4;
+constexpr int64_t kAcrossDisjointRow = 256;
 constexpr int64_t kAcrossF64Pixels = 1024;  // f64 planes up to this many pixels (AVX2 build)
 constexpr int64_t kAcrossSparse = 16;  // inputs per output from which rows of many outputs skip it (plan_job)
 constexpr int64_t kAcrossGlobal = 1024;  // global pooling in f32 pytorch numerics too, on planes up to this size
@@ -782,9 +785,21 @@ void plan_job(const Problem& q, Isa isa, CpuConfigOf<A>* c) {
   // 79 -> 5.7. Planes of 4097-32768 pixels the path took before, in bands
   // rather than whole: 1.10x / 1.06x (pytorch / fast) over 272 of seeds
   // 2151-2300, not tuned on (95 / 48 faster, 10 / 4 slower).
+  // Fast numerics' disjoint windows take the path too where a window's rows
+  // span at most kAcrossDisjointRow inputs of the plane (kh * w): on such
+  // narrow planes and short windows each row pass of the row kernels is a
+  // few vectors behind its set-up. The same VM and method
+  // (vm-intel-xeon-2026-12-06-across-disjoint-*.log): all disjoint windows
+  // on the path, 154 rows of seeds 3702-4300, 1.04x (61 faster by more
+  // than 10 %, 76 slower): kh * w <= 256 1.74x over 52 (42 / 3), 257-384
+  // 1.28x (17 / 5), beyond 384 0.70x (2 / 68). The rule on 114 other rows
+  // of those seeds, not tuned on: 1.60x (85 / 11; f32 windows with gaps down
+  // the plane 0.93x over 17, worst 3x6x582x75 k3x9 s5x9 0.47x, 0.06 ms);
+  // 187x4x1410x24 k5 s6 f32 9.8 -> 3.4 ms.
   const bool small_planes = q.h * q.w <= kAcrossPixels && q.oh * q.ow <= kAcrossPixels;
   const bool large_planes_wanted = q.ow < kShortRow && window > 1 &&
-                                   (!fast || ((q.kh > q.sh || q.kw > q.sw) && window < kAcrossBandWindow));
+                                   (!fast || ((q.kh > q.sh || q.kw > q.sw) && window < kAcrossBandWindow) ||
+                                    (q.kh <= q.sh && q.kw <= q.sw && q.kh * q.w <= kAcrossDisjointRow));
   // Bands (the constants' comment): as many output rows as fit kAcrossBand
   // pixels, or up to kAcrossBandRows within kAcrossPixels on large planes.
   auto band_rows = [&](int64_t pixels) {  // output rows whose window rows fit `pixels`
