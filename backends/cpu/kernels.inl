@@ -367,6 +367,32 @@ inline A window_sum_columns_first(const A* const* hr, int64_t hn, int64_t at, in
 }
 
 // ---- step 3, NCHW (vec == 1) ------------------------------------------------
+// 2 * N outputs side by side, vectorized across outputs: each lane sums its
+// window's columns, rows then columns from 0 (PyTorch's order), and
+// divides. lanes(p) loads the N window starts sw apart from p; row: the
+// first output's window start in each row (hr[r] + at).
+template <class A, class Lanes>
+__attribute__((always_inline)) inline void two_vectors_of_outputs(const A* const* hr, int64_t hn, int64_t at,
+                                                                  int64_t kw, int64_t sw, Lanes lanes,
+                                                                  const A* div, const A* rcp, A* out) {
+  constexpr int N = simd<A>::n;
+  vec<A> a0 = zero<A>(), a1 = zero<A>();
+  for (int64_t r = 0; r < hn; ++r) {
+    const A* row = hr[r] + at;
+    for (int64_t j = 0; j < kw; ++j) {
+      a0 += lanes(row + j);
+      a1 += lanes(row + j + N * sw);
+    }
+  }
+  if (rcp) {
+    storeu(out, quot_fast(a0, loadu(div), loadu(rcp)));
+    storeu(out + N, quot_fast(a1, loadu(div + N), loadu(rcp + N)));
+  } else {
+    storeu(out, a0 / loadu(div));
+    storeu(out + N, a1 / loadu(div + N));
+  }
+}
+
 // Outputs i in [0, n): out[i] = (sum over rows r, then j < kw of
 // rows[r][base + i*sw + j], from 0) / div[i]. Vectorized across outputs,
 // so each output keeps PyTorch's order; contiguous loads for sw == 1,
@@ -378,33 +404,13 @@ void interior_run(const A* const* hr, int64_t hn, int64_t base, int64_t n, int64
   const int64_t kw = KW > 0 ? KW : kw_rt, sw = SW > 0 ? SW : sw_rt;
   int64_t i = 0;
   if (sw < (int64_t(1) << 30) / N) {  // lane offsets fit in int32
-    for (; i + 2 * N <= n; i += 2 * N) {
-      vec<A> a0 = zero<A>(), a1 = zero<A>();
-      for (int64_t r = 0; r < hn; ++r) {
-        const A* row = hr[r] + base + i * sw;
-        for (int64_t j = 0; j < kw; ++j) {
-          if (sw == 1) {
-            a0 += loadu(row + j);
-            a1 += loadu(row + j + N);
-          } else if (SW == 2 && slack) {
-            a0 += even_lanes(row + j);
-            a1 += even_lanes(row + j + 2 * N);
-          } else {
-            a0 += gather(row + j, sw);
-            a1 += gather(row + j + N * sw, sw);
-          }
-        }
-      }
-      if (rcp) {
-        storeu(out + i, quot_fast(a0, loadu(div + i), loadu(rcp + i)));
-        storeu(out + i + N, quot_fast(a1, loadu(div + i + N), loadu(rcp + i + N)));
-      } else {
-        storeu(out + i, a0 / loadu(div + i));
-        storeu(out + i + N, a1 / loadu(div + i + N));
-      }
-    }
-  }
-  if (sw < (int64_t(1) << 30) / N) {  // lane offsets fit in int32
+    auto lanes = [&](const A* p) {
+      if (sw == 1) return loadu(p);
+      if (SW == 2 && slack) return even_lanes(p);
+      return gather(p, sw);
+    };
+    for (; i + 2 * N <= n; i += 2 * N)
+      two_vectors_of_outputs(hr, hn, base + i * sw, kw, sw, lanes, div + i, rcp ? rcp + i : nullptr, out + i);
     for (; i < n; i += N) {
       const int64_t k = imin(N, n - i);
       vec<A> a0 = zero<A>();
@@ -790,24 +796,11 @@ template <int SW, class A>
 void strided_run(const A* const* hr, int64_t hn, int64_t base, int64_t n, int64_t kw, const A* div,
                  const A* rcp, const A* end, bool slack, A* out) {
   constexpr int N = simd<A>::n;
+  auto lanes = [](const A* p) { return strided_lanes<SW>(p); };
   int64_t i = 0;
   for (; i + 2 * N <= n; i += 2 * N) {
     if (end != nullptr && hn > 0 && hr[hn - 1] + base + i * SW + kw - 1 + 2 * N * SW > end) break;
-    vec<A> a0 = zero<A>(), a1 = zero<A>();
-    for (int64_t r = 0; r < hn; ++r) {
-      const A* row = hr[r] + base + i * SW;
-      for (int64_t j = 0; j < kw; ++j) {
-        a0 += strided_lanes<SW>(row + j);
-        a1 += strided_lanes<SW>(row + j + N * SW);
-      }
-    }
-    if (rcp) {
-      storeu(out + i, quot_fast(a0, loadu(div + i), loadu(rcp + i)));
-      storeu(out + i + N, quot_fast(a1, loadu(div + i + N), loadu(rcp + i + N)));
-    } else {
-      storeu(out + i, a0 / loadu(div + i));
-      storeu(out + i + N, a1 / loadu(div + i + N));
-    }
+    two_vectors_of_outputs(hr, hn, base + i * SW, kw, SW, lanes, div + i, rcp ? rcp + i : nullptr, out + i);
   }
   if (i < n)
     interior_run<0, SW, A>(hr, hn, base + i * SW, n - i, kw, SW, div + i, rcp ? rcp + i : nullptr, slack, out + i);
