@@ -46,9 +46,6 @@ int threads_for(int64_t units) {
 
 UnitShares::UnitShares(int64_t units, int nt) {
   count_ = nt < 1 ? 1 : nt > kMaxShares ? kMaxShares : nt;
-#if defined(AVGPOOL_ONE_SHARE)
-  count_ = 1;
-#endif
   for (int s = 0; s < count_; ++s) {
     shares_[s].next.store(units * s / count_, std::memory_order_relaxed);
     shares_[s].end = units * (s + 1) / count_;
