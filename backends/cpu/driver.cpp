@@ -2,6 +2,7 @@
 
 #include <stdlib.h>
 
+#include <algorithm>
 #include <atomic>
 
 #if defined(AVGPOOL_WITH_OPENMP)
@@ -46,9 +47,11 @@ int threads_for(int64_t units) {
 
 UnitShares::UnitShares(int64_t units, int nt) {
   count_ = nt < 1 ? 1 : nt > kMaxShares ? kMaxShares : nt;
+  // share s: [start(s), start(s + 1)), the first units % count_ shares one longer
+  auto start = [&](int64_t s) { return units / count_ * s + std::min<int64_t>(s, units % count_); };
   for (int s = 0; s < count_; ++s) {
-    shares_[s].next.store(units * s / count_, std::memory_order_relaxed);
-    shares_[s].end = units * (s + 1) / count_;
+    shares_[s].next.store(start(s), std::memory_order_relaxed);
+    shares_[s].end = start(s + 1);
   }
   chunk_ = units / ((int64_t)(nt < 1 ? 1 : nt) * 16);
   if (chunk_ < 1) chunk_ = 1;

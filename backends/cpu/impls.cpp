@@ -799,7 +799,7 @@ void plan_job(const Problem& q, Isa isa, CpuConfigOf<A>* c) {
   const bool small_planes = q.h * q.w <= kAcrossPixels && q.oh * q.ow <= kAcrossPixels;
   const bool large_planes_wanted = q.ow < kShortRow && window > 1 &&
                                    (!fast || ((q.kh > q.sh || q.kw > q.sw) && window < kAcrossBandWindow) ||
-                                    (q.kh <= q.sh && q.kw <= q.sw && q.kh * q.w <= kAcrossDisjointRow));
+                                    (q.kh <= q.sh && q.kw <= q.sw && q.w > 0 && q.kh <= kAcrossDisjointRow / q.w));
   // Bands (the constants' comment): as many output rows as fit kAcrossBand
   // pixels, or up to kAcrossBandRows within kAcrossPixels on large planes.
   auto band_rows = [&](int64_t pixels) {  // output rows whose window rows fit `pixels`
