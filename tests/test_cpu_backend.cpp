@@ -707,6 +707,26 @@ TEST_CASE("NHWC stride-1 rows as one flat run: every dtype, numerics and instruc
     }
 }
 
+TEST_CASE("NHWC overlapping windows beyond 32 KiB: outputs side by side, every dtype, numerics and instruction set") {
+  // Job::shared_run (AVX-512): a block's interior outputs four side by side
+  // (then three, two, one), channels in chunks of four vectors, the last
+  // one partial; stride 1, 2 and 3 with each column in three or more
+  // windows, padding, ceil_mode, rows of 3, 5 and 9 interior outputs, rows
+  // of two column blocks (300 columns). Channel counts whose windows stay
+  // under the bound in f16/bf16 compare with the other kernels as well.
+  const Shape shapes[] = {
+      {2, 0, 11, 11, 9, 9, 1, 1, 0, 0, 0},   {1, 0, 12, 30, 8, 9, 1, 2, 1, 1, 1},
+      {1, 0, 10, 40, 6, 11, 2, 3, 2, 5, 0},  {1, 0, 9, 17, 9, 9, 1, 1, 0, 4, 0},
+      {1, 0, 9, 300, 9, 10, 4, 1, 0, 0, 0},
+  };
+  for (int64_t c : {57, 130, 300})
+    for (Shape s : shapes) {
+      s.c = c;
+      check_nhwc_pixels(s.params(), 151 + (uint64_t)c, 5,
+                        {AVGPOOL_DTYPE_F32, AVGPOOL_DTYPE_F16, AVGPOOL_DTYPE_BF16, AVGPOOL_DTYPE_F64});
+    }
+}
+
 TEST_CASE("NHWC windows one column wide: row sums first or window sums in registers, every numerics and instruction set") {
   // Fast numerics sum f32/f64 one-column windows in registers from pixels
   // of 64 bytes (kOneColumnPixel) on, and the rows first below that:

@@ -99,6 +99,10 @@ struct Job {
   // each block's interior outputs [ox_lo, ox_hi) as one contiguous run of
   // elements, summed in whole vectors (flat_run in kernels.inl).
   bool flat_run;
+  // NHWC, AVX-512, each input column in 3+ windows of the row: interior
+  // outputs side by side, each pixel loaded once for all of them, where the
+  // window outgrows L1 (shared_run in kernels.inl).
+  bool shared_run;
   // f16/bf16 NHWC, a vector of channels or more (16 floats), or fewer
   // where impls.cpp measured it faster (half_short), no row sums first, not
   // the ring kernel: the blocks read the input channel vectors

@@ -390,6 +390,21 @@ void plan_job(const Problem& q, Isa isa, CpuConfigOf<A>* c) {
   const int64_t run_lanes = (isa == Isa::kAvx2 ? 32 : 64) / (int64_t)sizeof(A);
   const double window_bytes = (double)q.kh * (double)q.kw * (double)q.c * (double)q.element_size;
   j.flat_run = !nchw && q.sw == 1 && hi > lo && q.c % run_lanes != 0 && window_bytes <= (double)kFlatRunWindow;
+  // Windows overlapping along the row, each input column in three or more
+  // of them, outgrowing L1: the AVX-512 build sums a block's interior
+  // outputs four side by side (Job::shared_run; the kernel checks the
+  // window it is given, hn rows of row sums or of the input, against
+  // kSharedWindow). One output at a time re-read its window from L2 for
+  // every output. 2-core Intel Xeon AVX-512 VM, 2026-12-06, two threads,
+  // both ways alternated, best of two, tuned on 300 NHWC rows of sweep
+  // seeds 4541-4800 with sw < kw and windows beyond 32 KiB: kw >= 3 * sw
+  // 1.26x / 1.09x pytorch / fast numerics over 44 stride-1 rows, none
+  // slower by more than 10 % in pytorch numerics; kw < 3 * sw about 1.00x.
+  // 283x152x11x11 k9 s1 f32 pytorch numerics 0.71 -> 0.61 ms (oneDNN
+  // 0.63). The AVX2 build's chunks of one to four ymm vectors, three
+  // outputs side by side, ran 1.04x over 88 such rows with the AVX-512
+  // machine's AVX2 kernels, 5 slower, worst 0.65x: it keeps its kernels.
+  j.shared_run = isa == Isa::kAvx512 && !nchw && q.kw >= 3 * q.sw && hi > lo + 1 && !j.sep_s1;
   // NHWC, fast numerics, windows of 3 rows or more that the ring does not
   // take: row sums first, as for tall windows. Summing each window directly
   // reads its kh rows as kh interleaved streams; the row sums read one row
