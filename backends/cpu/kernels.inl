@@ -1641,7 +1641,10 @@ __attribute__((noinline)) void flat_run(const T* const* hr, int64_t hn, int64_t 
   using v = typename L::v;
   constexpr int n = L::n;
   const v dv = v{} + d, rv = v{} + (rcp ? *rcp : A(0));
-  auto q = [&](v a) { return rcp ? L::quot(a, dv, rv) : a / dv; };
+  // x / 1 is x (single_windows' rows of kernel 1 x 1 and no padding): no
+  // division, a vector division per vector of a stream bound by memory.
+  const bool by_one = rcp == nullptr && d == A(1);
+  auto q = [&](v a) { return rcp ? L::quot(a, dv, rv) : by_one ? a : a / dv; };
   int64_t e = 0;
   for (; e + 4 * n <= len; e += 4 * n) {
     v a0{}, a1{}, a2{}, a3{};
@@ -2267,10 +2270,39 @@ void single_windows(const Job& jb, const T* src, T* dst, int64_t p0, int64_t p1,
 constexpr int kChains = 4;
 constexpr int64_t kShortPrefetchMin = 1024, kShortPrefetchMax = 4096;  // bytes of a group of planes
 
+// The window of rn x cn inputs from b (rows w apart), rows then columns,
+// from 0.
+template <class A, class T>
+__attribute__((always_inline)) inline A scalar_window(const T* b, int64_t w, int64_t rn, int64_t cn) {
+  A a = A(0);
+  for (int64_t y = 0; y < rn; ++y)
+    for (int64_t x = 0; x < cn; ++x) a += to_acc<A>(b[y * w + x]);
+  return a;
+}
+
+// kChains such windows, at b, b + o1, b + o2 and b + o3, side by side: a
+// chain of adds each.
+template <class A, class T>
+__attribute__((always_inline)) inline void scalar_windows(const T* b, int64_t o1, int64_t o2, int64_t o3, int64_t w,
+                                                          int64_t rn, int64_t cn, A* a) {
+  A a0 = A(0), a1 = A(0), a2 = A(0), a3 = A(0);
+  for (int64_t y = 0; y < rn; ++y)
+    for (int64_t x = 0; x < cn; ++x) {
+      const T* e = b + y * w + x;
+      a0 += to_acc<A>(e[0]);
+      a1 += to_acc<A>(e[o1]);
+      a2 += to_acc<A>(e[o2]);
+      a3 += to_acc<A>(e[o3]);
+    }
+  a[0] = a0;
+  a[1] = a1;
+  a[2] = a2;
+  a[3] = a3;
+}
+
 template <class T, class A>
 void short_rows(const Job& jb, const T* src, T* dst, int64_t p0, int64_t p1, int64_t oy0, int64_t oy1,
                 int64_t ox0, int64_t ox1) {
-  auto get = [](T x) { return to_acc<A>(x); };
   auto put = [](A x) { return from_acc<T>(x); };
   const int64_t w = jb.w, P = jb.h * jb.w, Q = jb.oh * jb.ow;
   const A* div_table = static_cast<const A*>(jb.div_table);
@@ -2292,26 +2324,11 @@ void short_rows(const Job& jb, const T* src, T* dst, int64_t p0, int64_t p1, int
         const int64_t rn = rw.end - rw.begin, cn = cw.end - cw.begin;
         T* o = dst + p * Q + oy * jb.ow + ox;
         if (g == kChains) {
-          A a0 = A(0), a1 = A(0), a2 = A(0), a3 = A(0);
-          for (int64_t y = 0; y < rn; ++y)
-            for (int64_t x = 0; x < cn; ++x) {
-              const T* e = base + y * w + x;
-              a0 += get(e[0]);
-              a1 += get(e[P]);
-              a2 += get(e[2 * P]);
-              a3 += get(e[3 * P]);
-            }
-          o[0] = put(a0 / div[ox]);
-          o[Q] = put(a1 / div[ox]);
-          o[2 * Q] = put(a2 / div[ox]);
-          o[3 * Q] = put(a3 / div[ox]);
+          A a[kChains];
+          scalar_windows<A>(base, P, 2 * P, 3 * P, w, rn, cn, a);
+          for (int q = 0; q < kChains; ++q) o[q * Q] = put(a[q] / div[ox]);
         } else {
-          for (int64_t l = 0; l < g; ++l) {
-            A a = A(0);
-            for (int64_t y = 0; y < rn; ++y)
-              for (int64_t x = 0; x < cn; ++x) a += get(base[l * P + y * w + x]);
-            o[l * Q] = put(a / div[ox]);
-          }
+          for (int64_t l = 0; l < g; ++l) o[l * Q] = put(scalar_window<A>(base + l * P, w, rn, cn) / div[ox]);
         }
       }
     }
@@ -2335,16 +2352,12 @@ void short_rows(const Job& jb, const T* src, T* dst, int64_t p0, int64_t p1, int
 template <class T, class A>
 void short_rows_in_plane(const Job& jb, const T* src, T* dst, int64_t p0, int64_t p1, int64_t oy0, int64_t oy1,
                          int64_t ox0, int64_t ox1) {
-  auto get = [](T x) { return to_acc<A>(x); };
   auto put = [](A x) { return from_acc<T>(x); };
   const int64_t w = jb.w, P = jb.h * jb.w, Q = jb.oh * jb.ow;
   const A* div_table = static_cast<const A*>(jb.div_table);
   auto one = [&](int64_t p, int64_t oy, int64_t ox) {
     const AxisWindow rw = jb.rows[oy], cw = jb.cols[ox];
-    const T* b = src + p * P + rw.begin * w + cw.begin;
-    A a = A(0);
-    for (int64_t y = 0; y < rw.end - rw.begin; ++y)
-      for (int64_t x = 0; x < cw.end - cw.begin; ++x) a += get(b[y * w + x]);
+    const A a = scalar_window<A>(src + p * P + rw.begin * w + cw.begin, w, rw.end - rw.begin, cw.end - cw.begin);
     dst[p * Q + oy * jb.ow + ox] = put(a / div_table[(int64_t)jb.div_row[oy] * jb.ow + ox]);
   };
   for (int64_t p = p0; p < p1; ++p)
@@ -2360,19 +2373,9 @@ void short_rows_in_plane(const Job& jb, const T* src, T* dst, int64_t p0, int64_
         const AxisWindow cw = jb.cols[ox];
         const int64_t cn = cw.end - cw.begin;
         const T* b0 = src + p * P + jb.rows[oy].begin * w + cw.begin;
-        const int64_t o1 = (jb.rows[oy + 1].begin - jb.rows[oy].begin) * w,
-                      o2 = (jb.rows[oy + 2].begin - jb.rows[oy].begin) * w,
-                      o3 = (jb.rows[oy + 3].begin - jb.rows[oy].begin) * w;
-        A a0 = A(0), a1 = A(0), a2 = A(0), a3 = A(0);
-        for (int64_t y = 0; y < rn; ++y)
-          for (int64_t x = 0; x < cn; ++x) {
-            const T* e = b0 + y * w + x;
-            a0 += get(e[0]);
-            a1 += get(e[o1]);
-            a2 += get(e[o2]);
-            a3 += get(e[o3]);
-          }
-        const A a[kChains] = {a0, a1, a2, a3};
+        auto below = [&](int q) { return (jb.rows[oy + q].begin - jb.rows[oy].begin) * w; };
+        A a[kChains];
+        scalar_windows<A>(b0, below(1), below(2), below(3), w, rn, cn, a);
         for (int q = 0; q < kChains; ++q)
           dst[p * Q + (oy + q) * jb.ow + ox] = put(a[q] / div_table[(int64_t)jb.div_row[oy + q] * jb.ow + ox]);
       }
