@@ -46,15 +46,15 @@ int threads_for(int64_t units) {
 }
 
 UnitShares::UnitShares(int64_t units, int nt) {
-  count_ = nt < 1 ? 1 : nt > kMaxShares ? kMaxShares : nt;
+  const int threads = std::max(nt, 1);
+  count_ = std::min(threads, kMaxShares);
   // share s: [start(s), start(s + 1)), the first units % count_ shares one longer
   auto start = [&](int64_t s) { return units / count_ * s + std::min<int64_t>(s, units % count_); };
   for (int s = 0; s < count_; ++s) {
     shares_[s].next.store(start(s), std::memory_order_relaxed);
     shares_[s].end = start(s + 1);
   }
-  chunk_ = units / ((int64_t)(nt < 1 ? 1 : nt) * 16);
-  if (chunk_ < 1) chunk_ = 1;
+  chunk_ = std::max<int64_t>(units / ((int64_t)threads * 16), 1);  // a 16th of a thread's share
 }
 
 bool UnitShares::next(int t, int64_t* u0, int64_t* u1) {
