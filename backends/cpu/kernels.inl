@@ -239,6 +239,16 @@ template <class A> inline nvec<A> nquot(nvec<A> a, nvec<A> d, nvec<A> r) {
   }
 }
 
+// Lanes of one ymm (8 floats, 4 doubles) for the kernels written for either
+// vector width (narrow_outputs, column_fours): partial stores in pieces.
+template <class A> struct ymm_lanes {
+  using v = nvec<A>;
+  static constexpr int n = nar<A>::n;
+  template <class T> static v load(const T* p, int64_t k) { return nload<A>(p, k); }
+  template <class T> static void store(T* p, v x, int64_t k) { nstore_pieces<T, A>(p, x, k); }
+  static v quot(v a, v d, v r) { return nquot<A>(a, d, r); }
+};
+
 // 8 x 8 transpose of ymm vectors: v[l][j] -> v[j][l] (in registers).
 inline void transpose8(nvec<float>* v) {
   __m256 t[8], u[8];
@@ -258,6 +268,15 @@ inline void transpose8(nvec<float>* v) {
   }
 }
 #endif
+
+// Lanes of the 64-byte vectors, for the same kernels.
+template <class A> struct vec_lanes {
+  using v = vec<A>;
+  static constexpr int n = simd<A>::n;
+  template <class T> static v load(const T* p, int64_t k) { return load_lanes<A>(p, k); }
+  template <class T> static void store(T* p, v x, int64_t k) { store_lanes<A>(p, x, k); }
+  static v quot(v a, v d, v r) { return quot_fast(a, d, r); }
+};
 
 template <int G, bool FIRST, bool PF, class A>
 void add_rows(const A* const* rp, int64_t len, A* out) {
@@ -1159,81 +1178,9 @@ __attribute__((noinline)) void nhwc_output_fours(const Job& jb, const T* const* 
   }
 }
 
-// Job::column_fours (narrow_column_fours below for the AVX2 build): four
-// output rows' outputs of one column side by side.
+// Job::column_fours (column_fours below): four output rows' outputs of one
+// column side by side.
 constexpr int64_t kColumnPlanes = 32768;  // bytes of four planes taken side by side (L1)
-
-#if defined(__AVX512F__)
-// The AVX-512 build's column fours, on the 64-byte vectors: pixels of one
-// or two vectors (NV) of channels, the arguments of narrow_column_fours.
-// Along the row (nhwc_output_fours), rows of three outputs of unequal
-// windows went one at a time, each a chain of dependent adds behind a
-// row's set-up. 2-core Intel Xeon AVX-512 VM, 2026-12-05, ms (oneDNN):
-// 10900x14x11x11 k4 s1x4 p1 f32, two threads, 4.08 -> 2.72 (2.73); its
-// first 200 images in cache, one thread, 0.122 -> 0.062 (0.066). NHWC rows
-// of up to 16 outputs of pixels of up to two vectors, best of two of each
-// library alternated: sweep seeds 105-108, 1.05x / 1.06x fast / pytorch
-// numerics over 71 (14 / 18 faster by more than 10 %, none slower); seeds
-// 109-112, not tuned on, 1.02x / 1.04x over 78 (2 / 6 faster, 0 / 1
-// slower, 0.89x). Along the row instead, groups of two to four outputs of
-// unequal windows padded with zero loads were 1.00x over the 71, 11
-// slower (11771x17x11x11 k9 s9x7 f32 pytorch numerics 2.9 -> 4.4).
-template <int NV, class T, class A>
-__attribute__((noinline)) void column_fours(const Job& jb, const T* const* hr, int64_t hn, const int64_t* off,
-                                            const int64_t* orow, const int64_t* gy, int64_t xa, int64_t ob0,
-                                            int64_t ob1, const T* pf_row, int64_t pf_n, T* dst) {
-  constexpr int N = simd<A>::n;
-  const int64_t V = jb.vec, k = V - (NV - 1) * N;  // lanes of the last vector
-  const A* div_table = static_cast<const A*>(jb.div_table);
-  const A* rcp_table = static_cast<const A*>(jb.rcp_table);
-  const int64_t pf_bytes = pf_n * jb.w * V * (int64_t)sizeof(T);
-  const int64_t pf_share = (pf_bytes / (ob1 - ob0) + 63) / 64 * 64;
-  const int64_t o1 = off[1], o2 = off[2], o3 = off[3];
-  for (int64_t ox = ob0; ox < ob1; ++ox) {
-    const int64_t b = jb.cols[ox].begin - xa, len = jb.cols[ox].end - jb.cols[ox].begin;
-    for (int64_t at = (ox - ob0) * pf_share; at < imin((ox - ob0 + 1) * pf_share, pf_bytes); at += 64)
-      __builtin_prefetch((const char*)pf_row + at, 0, 3);
-    vec<A> a0 = zero<A>(), a1 = zero<A>(), a2 = zero<A>(), a3 = zero<A>();
-    vec<A> c0 = zero<A>(), c1 = zero<A>(), c2 = zero<A>(), c3 = zero<A>();  // second vectors (NV == 2)
-    for (int64_t r = 0; r < hn; ++r) {
-      const T* s = hr[r] + b * V;
-      for (int64_t j = 0; j < len; ++j, s += V) {
-        if constexpr (NV == 1) {
-          a0 += load_lanes<A>(s, k);
-          a1 += load_lanes<A>(s + o1, k);
-          a2 += load_lanes<A>(s + o2, k);
-          a3 += load_lanes<A>(s + o3, k);
-        } else {
-          a0 += load_lanes<A>(s, N);
-          c0 += load_lanes<A>(s + N, k);
-          a1 += load_lanes<A>(s + o1, N);
-          c1 += load_lanes<A>(s + o1 + N, k);
-          a2 += load_lanes<A>(s + o2, N);
-          c2 += load_lanes<A>(s + o2 + N, k);
-          a3 += load_lanes<A>(s + o3, N);
-          c3 += load_lanes<A>(s + o3 + N, k);
-        }
-      }
-    }
-    auto finish = [&](vec<A> a, vec<A> c, int q) {
-      const int64_t at = (int64_t)jb.div_row[gy[q]] * jb.ow + ox;
-      const vec<A> dv = zero<A>() + div_table[at];
-      const vec<A> rv = zero<A>() + (rcp_table ? rcp_table[at] : A(0));
-      T* o = dst + (orow[q] * jb.ow + ox) * V;
-      if constexpr (NV == 1) {
-        store_lanes<A>(o, rcp_table ? quot_fast(a, dv, rv) : a / dv, k);
-      } else {
-        store_lanes<A>(o, rcp_table ? quot_fast(a, dv, rv) : a / dv, N);
-        store_lanes<A>(o + N, rcp_table ? quot_fast(c, dv, rv) : c / dv, k);
-      }
-    };
-    finish(a0, c0, 0);
-    finish(a1, c1, 1);
-    finish(a2, c2, 2);
-    finish(a3, c3, 3);
-  }
-}
-#endif
 
 #if defined(AVGPOOL_CPU_YMM)
 // ---- step 3, NHWC, AVX2: channels in 32-byte vectors ------------------------
@@ -1264,17 +1211,18 @@ __attribute__((noinline)) void column_fours(const Job& jb, const T* const* hr, i
 // sweeps' NHWC rows in docs/cpu.md.
 // Q outputs side by side, NV ymm vectors of channels [c0, c0 + (NV - 1) * n + k)
 // each: output q's window starts at hr[r] + b * V + off[q] (elements).
-template <int NV, int Q, class T, class A>
+template <int NV, int Q, class T, class A, class L = ymm_lanes<A>>
 __attribute__((always_inline)) inline void narrow_outputs(const T* const* hr, int64_t hn, int64_t start,
                                                           const int64_t* off, int64_t len, int64_t V, int64_t k,
                                                           int64_t span, int64_t ahead, bool pf, bool pf_px,
                                                           const A* div, const A* rcp, T* const* o) {
-  constexpr int n = nar<A>::n;
-  nvec<A> acc[Q][NV];
+  constexpr int n = L::n;
+  using v_t = typename L::v;
+  v_t acc[Q][NV];
 #pragma GCC unroll 8
   for (int q = 0; q < Q; ++q)
 #pragma GCC unroll 8
-    for (int v = 0; v < NV; ++v) acc[q][v] = nvec<A>{};
+    for (int v = 0; v < NV; ++v) acc[q][v] = v_t{};
   for (int64_t r = 0; r < hn; ++r) {
     const T* s = hr[r] + start;
     if (pf)
@@ -1286,17 +1234,17 @@ __attribute__((always_inline)) inline void narrow_outputs(const T* const* hr, in
 #pragma GCC unroll 8
       for (int q = 0; q < Q; ++q)
 #pragma GCC unroll 8
-        for (int v = 0; v < NV; ++v) acc[q][v] += nload<A>(s + off[q] + v * n, v + 1 < NV ? n : k);
+        for (int v = 0; v < NV; ++v) acc[q][v] += L::load(s + off[q] + v * n, v + 1 < NV ? n : k);
     }
   }
 #pragma GCC unroll 8
   for (int q = 0; q < Q; ++q) {
-    const nvec<A> dv = nvec<A>{} + div[q];
-    const nvec<A> rv = nvec<A>{} + (rcp ? rcp[q] : A(0));
+    const v_t dv = v_t{} + div[q];
+    const v_t rv = v_t{} + (rcp ? rcp[q] : A(0));
 #pragma GCC unroll 8
     for (int v = 0; v < NV; ++v) {
-      const nvec<A> x = rcp ? nquot<A>(acc[q][v], dv, rv) : acc[q][v] / dv;
-      nstore_pieces<T, A>(o[q] + v * n, x, v + 1 < NV ? n : k);
+      const v_t x = rcp ? L::quot(acc[q][v], dv, rv) : acc[q][v] / dv;
+      L::store(o[q] + v * n, x, v + 1 < NV ? n : k);
     }
   }
 }
@@ -1423,13 +1371,25 @@ __attribute__((noinline)) void narrow_pixels(const Job& jb, const T* const* hr, 
 // bits). hr: the first output row's window rows in the input (row_len
 // apart); off: where the others' start, relative to it (elements).
 // pf_row: the first of pf_n input rows (of the first plane) prefetched,
-// this column's span of each, for the next group.
-template <int NV, class T, class A>
-__attribute__((noinline)) void narrow_column_fours(const Job& jb, const T* const* hr, int64_t hn,
-                                                   const int64_t* off, const int64_t* orow, const int64_t* gy,
-                                                   int64_t xa, int64_t ob0, int64_t ob1, const T* pf_row, int64_t pf_n,
-                                                   T* dst) {
-  constexpr int n = nar<A>::n;
+// this column's span of each, for the next group. Pixels of one or two
+// vectors (NV) of L: ymm on AVX2, the 64-byte vectors on AVX-512. On
+// AVX-512, along the row (nhwc_output_fours), rows of three outputs of unequal
+// windows went one at a time, each a chain of dependent adds behind a
+// row's set-up. 2-core Intel Xeon AVX-512 VM, 2026-12-05, ms (oneDNN):
+// 10900x14x11x11 k4 s1x4 p1 f32, two threads, 4.08 -> 2.72 (2.73); its
+// first 200 images in cache, one thread, 0.122 -> 0.062 (0.066). NHWC rows
+// of up to 16 outputs of pixels of up to two vectors, best of two of each
+// library alternated: sweep seeds 105-108, 1.05x / 1.06x fast / pytorch
+// numerics over 71 (14 / 18 faster by more than 10 %, none slower); seeds
+// 109-112, not tuned on, 1.02x / 1.04x over 78 (2 / 6 faster, 0 / 1
+// slower, 0.89x). Along the row instead, groups of two to four outputs of
+// unequal windows padded with zero loads were 1.00x over the 71, 11
+// slower (11771x17x11x11 k9 s9x7 f32 pytorch numerics 2.9 -> 4.4).
+template <int NV, class T, class A, class L>
+__attribute__((noinline)) void column_fours(const Job& jb, const T* const* hr, int64_t hn, const int64_t* off,
+                                            const int64_t* orow, const int64_t* gy, int64_t xa, int64_t ob0,
+                                            int64_t ob1, const T* pf_row, int64_t pf_n, T* dst) {
+  constexpr int n = L::n;
   const int64_t V = jb.vec, k = V - (NV - 1) * n;
   const A* div_table = static_cast<const A*>(jb.div_table);
   const A* rcp_table = static_cast<const A*>(jb.rcp_table);
@@ -1448,7 +1408,7 @@ __attribute__((noinline)) void narrow_column_fours(const Job& jb, const T* const
     // the next group's new rows (contiguous), a share of them per column
     for (int64_t at = (ox - ob0) * pf_share; at < imin((ox - ob0 + 1) * pf_share, pf_bytes); at += 64)
       __builtin_prefetch((const char*)pf_row + at, 0, 3);
-    narrow_outputs<NV, 4, T, A>(hr, hn, b * V, off, len, V, k, 0, 0, false, false, d, rcp_table ? r : nullptr, o);
+    narrow_outputs<NV, 4, T, A, L>(hr, hn, b * V, off, len, V, k, 0, 0, false, false, d, rcp_table ? r : nullptr, o);
   }
 }
 
@@ -1617,21 +1577,11 @@ void horizontal_nhwc_narrow(const Job& jb, const T* const* hr, int64_t hn, int64
 // their last channels (Job::flat_run). Four vectors at a time: four
 // independent chains of adds per tap.
 #if defined(AVGPOOL_CPU_NARROW_NHWC)
-template <class A> struct run_lanes {  // ymm (see nar)
-  using v = nvec<A>;
-  static constexpr int n = nar<A>::n;
-  template <class T> static v load(const T* p, int64_t k) { return nload<A>(p, k); }
-  template <class T> static void store(T* p, v x, int64_t k) { nstore<T, A>(p, x, k); }
-  static v quot(v a, v d, v r) { return nquot<A>(a, d, r); }
+template <class A> struct run_lanes : ymm_lanes<A> {  // ymm (see nar), partial vectors in one masked store
+  template <class T> static void store(T* p, nvec<A> x, int64_t k) { nstore<T, A>(p, x, k); }
 };
 #else
-template <class A> struct run_lanes {  // the 64-byte vectors
-  using v = vec<A>;
-  static constexpr int n = simd<A>::n;
-  template <class T> static v load(const T* p, int64_t k) { return load_lanes<A>(p, k); }
-  template <class T> static void store(T* p, v x, int64_t k) { store_lanes<A>(p, x, k); }
-  static v quot(v a, v d, v r) { return quot_fast(a, d, r); }
-};
+template <class A> using run_lanes = vec_lanes<A>;
 #endif
 
 template <class T, class A>
@@ -2802,10 +2752,11 @@ void run_block(const Job& jb, int64_t p0, int64_t p1, int64_t oy0, int64_t oy1, 
   // numerics); planes of 1 KB with rows of unequal windows 2x
   // (2828x2x12x12 k9 s10 ceil).
 #if defined(AVGPOOL_CPU_NARROW_NHWC)
-  constexpr int64_t lanes = nar<A>::n;
+  using Lanes = ymm_lanes<A>;
 #else
-  constexpr int64_t lanes = simd<A>::n;
+  using Lanes = vec_lanes<A>;
 #endif
+  constexpr int64_t lanes = Lanes::n;
   if (jb.column_fours && V <= 2 * lanes) {
     const T** rows = reinterpret_cast<const T**>(s);
     auto four_rows = [&](int64_t p, int64_t oy, const int64_t* gp, const int64_t* gy, int64_t nr) {
@@ -2824,13 +2775,8 @@ void run_block(const Job& jb, int64_t p0, int64_t p1, int64_t oy0, int64_t oy1, 
       for (int64_t blk = b0; blk < b1; ++blk) {
         const int64_t ob0 = blk * jb.ob, ob1 = imin(ob0 + jb.ob, jb.ow), xa = jb.block_cols[2 * blk];
         for (int64_t r = 0; r < nr; ++r) rows[r] = srow + r * row_len + xa * V;
-#if defined(AVGPOOL_CPU_NARROW_NHWC)
-        if (V <= lanes) narrow_column_fours<1, T, A>(jb, rows, nr, off, orow, gy, xa, ob0, ob1, pf_row, pf_n, dst);
-        else narrow_column_fours<2, T, A>(jb, rows, nr, off, orow, gy, xa, ob0, ob1, pf_row, pf_n, dst);
-#else
-        if (V <= lanes) column_fours<1, T, A>(jb, rows, nr, off, orow, gy, xa, ob0, ob1, pf_row, pf_n, dst);
-        else column_fours<2, T, A>(jb, rows, nr, off, orow, gy, xa, ob0, ob1, pf_row, pf_n, dst);
-#endif
+        if (V <= lanes) column_fours<1, T, A, Lanes>(jb, rows, nr, off, orow, gy, xa, ob0, ob1, pf_row, pf_n, dst);
+        else column_fours<2, T, A, Lanes>(jb, rows, nr, off, orow, gy, xa, ob0, ob1, pf_row, pf_n, dst);
       }
     };
     int64_t p = p0;
