@@ -209,9 +209,7 @@ struct Unit {
       int64_t i = 0;
       // The next output row's grad_output is read soon (by the next input
       // rows): fetch it while this one is computed.
-      if (oy + 1 < j.oh)
-        for (int64_t b = 0; b < n * (int64_t)sizeof(T); b += 64)
-          __builtin_prefetch(reinterpret_cast<const char*>(g + j.ow) + b, 0, 3);
+      if (oy + 1 < j.oh) prefetch_lines(g + j.ow, n * (int64_t)sizeof(T));
       for (; i + N <= n; i += N) storeu(q + i, term(load_in(g + i), loadu(div + i)));
       if (i < n) store_part(q + i, term(load_in_part<T, A>(g + i, n - i), load_part(div + i, n - i)), n - i);
     } else {

@@ -1047,8 +1047,7 @@ inline void bf16_pair_four(const Job& jb, const BF16* const* hr, int64_t hn, int
     };
     for (int64_t r = 0; r < hn; ++r) {
       const BF16* s = hr[r] + b * V;
-      if (pf)
-        for (int64_t off = 0; off < span; off += 64) __builtin_prefetch((const char*)(s + ahead) + off, 0, 3);
+      if (pf) prefetch_lines(s + ahead, span);
       for (int64_t j = 0; j < len; ++j, s += V) {
         const u32 u0 = load(s), u1 = load(s + o1), u2 = load(s + o2), u3 = load(s + o3);
         a0 += even(u0);
@@ -1134,8 +1133,7 @@ __attribute__((noinline)) void nhwc_output_fours(const Job& jb, const T* const* 
       vec<A> c0 = zero<A>(), c1 = zero<A>(), c2 = zero<A>(), c3 = zero<A>();  // second vectors (NV == 2)
       for (int64_t r = 0; r < hn; ++r) {
         const T* s = hr[r] + b * V;
-        if (pf_span)
-          for (int64_t off = 0; off < span; off += 64) __builtin_prefetch((const char*)(s + ahead) + off, 0, 3);
+        if (pf_span) prefetch_lines(s + ahead, span);
         for (int64_t j = 0; j < len; ++j, s += V) {
           if constexpr (NV == 1) {
             a0 += load(s, V);
@@ -1225,12 +1223,9 @@ __attribute__((always_inline)) inline void narrow_outputs(const T* const* hr, in
     for (int v = 0; v < NV; ++v) acc[q][v] = v_t{};
   for (int64_t r = 0; r < hn; ++r) {
     const T* s = hr[r] + start;
-    if (pf)
-      for (int64_t at = 0; at < span; at += 64) __builtin_prefetch((const char*)(s + ahead) + at, 0, 3);
+    if (pf) prefetch_lines(s + ahead, span);
     for (int64_t j = 0; j < len; ++j, s += V) {
-      if (pf_px)
-        for (int64_t at = 0; at < (int64_t)(NV * n * sizeof(T)); at += 64)
-          __builtin_prefetch((const char*)(s + (same<T, A>::value ? kPrefetch : kHalfPrefetch)) + at, 0, 3);
+      if (pf_px) prefetch_lines(s + (same<T, A>::value ? kPrefetch : kHalfPrefetch), NV * n * (int64_t)sizeof(T));
 #pragma GCC unroll 8
       for (int q = 0; q < Q; ++q)
 #pragma GCC unroll 8
@@ -1406,8 +1401,8 @@ __attribute__((noinline)) void column_fours(const Job& jb, const T* const* hr, i
       o[q] = dst + (orow[q] * jb.ow + ox) * V;
     }
     // the next group's new rows (contiguous), a share of them per column
-    for (int64_t at = (ox - ob0) * pf_share; at < imin((ox - ob0 + 1) * pf_share, pf_bytes); at += 64)
-      __builtin_prefetch((const char*)pf_row + at, 0, 3);
+    const int64_t pf_at = (ox - ob0) * pf_share;
+    prefetch_lines((const char*)pf_row + pf_at, imin(pf_at + pf_share, pf_bytes) - pf_at);
     narrow_outputs<NV, 4, T, A, L>(hr, hn, b * V, off, len, V, k, 0, 0, false, false, d, rcp_table ? r : nullptr, o);
   }
 }
@@ -1501,9 +1496,7 @@ __attribute__((always_inline)) inline void narrow_row_add(const T* s, int64_t le
 #pragma GCC unroll 4
   for (int v = 0; v < NV; ++v) a[v] = first ? nvec<A>{} : *reinterpret_cast<const nvec<A>*>(acc + v * n);
   for (int64_t j = 0; j < len; ++j, s += V) {
-    if (pf)
-      for (int64_t at = 0; at < (int64_t)(NV * n * sizeof(T)); at += 64)
-        __builtin_prefetch((const char*)(s + (same<T, A>::value ? kPrefetch : kHalfPrefetch)) + at, 0, 3);
+    if (pf) prefetch_lines(s + (same<T, A>::value ? kPrefetch : kHalfPrefetch), NV * n * (int64_t)sizeof(T));
 #pragma GCC unroll 4
     for (int v = 0; v < NV; ++v) a[v] += nload<A>(s + v * n, v + 1 < NV ? n : k);
   }
@@ -2260,11 +2253,8 @@ void short_rows(const Job& jb, const T* src, T* dst, int64_t p0, int64_t p1, int
   const bool pf = group_bytes >= kShortPrefetchMin && group_bytes <= kShortPrefetchMax;
   for (int64_t p = p0; p < p1; p += kChains) {
     const int64_t g = imin(kChains, p1 - p);
-    if (pf && p + kChains < p1) {
-      const char* next = reinterpret_cast<const char*>(src + (p + kChains) * P);
-      const int64_t bytes = imin(kChains, p1 - p - kChains) * P * (int64_t)sizeof(T);
-      for (int64_t b = 0; b < bytes; b += 64) __builtin_prefetch(next + b, 0, 3);
-    }
+    if (pf && p + kChains < p1)  // the next group's planes
+      prefetch_lines(src + (p + kChains) * P, imin(kChains, p1 - p - kChains) * P * (int64_t)sizeof(T));
     for (int64_t oy = oy0; oy < oy1; ++oy) {
       const AxisWindow rw = jb.rows[oy];
       const A* div = div_table + (int64_t)jb.div_row[oy] * jb.ow;
