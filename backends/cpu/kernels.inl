@@ -1656,10 +1656,10 @@ __attribute__((always_inline)) inline void shared_chunk(const T* const* hr, int6
       store_lanes<A>(out + g * V + q * N, rcp ? quot_fast(a[g][q], dv, rv) : a[g][q] / dv, q + 1 < NV ? N : k);
 }
 
-// Four outputs of chunks of four vectors: 1.01x over chunks of six vectors
-// for three outputs and 1.02x over four vectors for six outputs (2-core
-// Intel Xeon AVX-512 VM, 2026-12-06, 88 rows the rule takes, pytorch
-// numerics).
+// Four outputs of chunks of four vectors. Against them (2-core Intel Xeon
+// AVX-512 VM, 2026-12-06, 88 rows the rule takes, pytorch numerics): three
+// outputs of six vectors 1.01x (3 faster by more than 10 %, 3 slower),
+// six outputs of four 0.98x (4 / 14).
 constexpr int kSharedOutputs = 4;
 constexpr int kSharedVectors = 4;
 constexpr int64_t kSharedWindow = 32768;  // bytes of a window summed (hn rows) from which (L1)
