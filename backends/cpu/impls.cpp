@@ -396,14 +396,17 @@ void plan_job(const Problem& q, Isa isa, CpuConfigOf<A>* c) {
   // window it is given, hn rows of row sums or of the input, against
   // kSharedWindow). One output at a time re-read its window from L2 for
   // every output. 2-core Intel Xeon AVX-512 VM, 2026-12-06, two threads,
-  // both ways alternated, best of two, tuned on 300 NHWC rows of sweep
-  // seeds 4541-4800 with sw < kw and windows beyond 32 KiB: kw >= 3 * sw
-  // 1.26x / 1.09x pytorch / fast numerics over 44 stride-1 rows, none
-  // slower by more than 10 % in pytorch numerics; kw < 3 * sw about 1.00x.
-  // 283x152x11x11 k9 s1 f32 pytorch numerics 0.71 -> 0.61 ms (oneDNN
-  // 0.63). The AVX2 build's chunks of one to four ymm vectors, three
-  // outputs side by side, ran 1.04x over 88 such rows with the AVX-512
-  // machine's AVX2 kernels, 5 slower, worst 0.65x: it keeps its kernels.
+  // both ways alternated, best of two: tuned on sweep seeds 4541-4800 (150
+  // stride-1 NHWC rows of windows beyond 4 KiB, 150 of sw < kw beyond 32
+  // KiB): beyond 32 KiB, stride 1, 1.26x / 1.09x pytorch / fast numerics
+  // over 44, none slower by more than 10 % in pytorch numerics; kw < 3 * sw
+  // about 1.00x. Not tuned on, 150 rows of seeds 4801-5100: 1.19x / 1.06x,
+  // 76 / 29 faster by more than 10 %, 4 / 0 slower (bench/cpu/results/
+  // vm-intel-xeon-2026-12-06-shared-run-*.log). 283x152x11x11 k9 s1 f32
+  // pytorch numerics 0.71 -> 0.61 ms (oneDNN 0.63). The AVX2 build's
+  // chunks of one to four ymm vectors, three outputs side by side, ran
+  // 1.04x over 88 such rows with the AVX-512 machine's AVX2 kernels, 5
+  // slower, worst 0.65x: it keeps its kernels.
   j.shared_run = isa == Isa::kAvx512 && !nchw && q.kw >= 3 * q.sw && hi > lo + 1 && !j.sep_s1;
   // NHWC, fast numerics, windows of 3 rows or more that the ring does not
   // take: row sums first, as for tall windows. Summing each window directly
