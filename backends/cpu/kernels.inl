@@ -1629,18 +1629,20 @@ template <int G, int NV, class T, class A>
 __attribute__((always_inline)) inline void shared_chunk(const T* const* hr, int64_t hn, int64_t start,
                                                         int64_t kw, int64_t sw, int64_t V, int64_t k, A d,
                                                         const A* rcp, T* out) {
-  constexpr int N = simd<A>::n;
-  vec<A> a[G][NV];
+  using L = vec_lanes<A>;
+  using v = typename L::v;
+  constexpr int N = L::n;
+  v a[G][NV];
 #pragma GCC unroll 8
   for (int g = 0; g < G; ++g)
 #pragma GCC unroll 8
-    for (int q = 0; q < NV; ++q) a[g][q] = zero<A>();
+    for (int q = 0; q < NV; ++q) a[g][q] = v{};
   for (int64_t r = 0; r < hn; ++r) {
     const T* s = hr[r] + start;
     for (int64_t j = 0; j < (G - 1) * sw + kw; ++j, s += V) {
-      vec<A> x[NV];
+      v x[NV];
 #pragma GCC unroll 8
-      for (int q = 0; q < NV; ++q) x[q] = load_lanes<A>(s + q * N, q + 1 < NV ? N : k);
+      for (int q = 0; q < NV; ++q) x[q] = L::load(s + q * N, q + 1 < NV ? N : k);
 #pragma GCC unroll 8
       for (int g = 0; g < G; ++g)
         if (j >= g * sw && j - g * sw < kw)
@@ -1648,12 +1650,12 @@ __attribute__((always_inline)) inline void shared_chunk(const T* const* hr, int6
           for (int q = 0; q < NV; ++q) a[g][q] += x[q];
     }
   }
-  const vec<A> dv = zero<A>() + d, rv = zero<A>() + (rcp ? *rcp : A(0));
+  const v dv = v{} + d, rv = v{} + (rcp ? *rcp : A(0));
 #pragma GCC unroll 8
   for (int g = 0; g < G; ++g)
 #pragma GCC unroll 8
     for (int q = 0; q < NV; ++q)
-      store_lanes<A>(out + g * V + q * N, rcp ? quot_fast(a[g][q], dv, rv) : a[g][q] / dv, q + 1 < NV ? N : k);
+      L::store(out + g * V + q * N, rcp ? L::quot(a[g][q], dv, rv) : a[g][q] / dv, q + 1 < NV ? N : k);
 }
 
 // Four outputs of chunks of four vectors. Against them (2-core Intel Xeon
@@ -2601,15 +2603,8 @@ void across_planes(const Job& jb, const T* src, T* dst, int64_t p0, int64_t p1, 
         sums = pix + rw.begin * jb.w * N;
       }
       A* out_row = res + (oy - oy0) * jb.ow * N;
-      if (!sums) {
-        across_outputs(jb, pix, rw, div, rcp, out_row);
-        continue;
-      }
-      for (int64_t ox = 0; ox < jb.ow; ++ox) {
-        Lanes16<A> a = lanes_zero<A>();
-        for (int64_t x = jb.cols[ox].begin; x < jb.cols[ox].end; ++x) lanes_add(a, sums + x * N);
-        lanes_store(out_row + ox * N, lanes_div(a, div[ox], rcp ? rcp + ox : nullptr));
-      }
+      if (sums) across_outputs(jb, sums, AxisWindow{0, 1, 0}, div, rcp, out_row);  // the sums as one window row
+      else across_outputs(jb, pix, rw, div, rcp, out_row);
     }
     lanes_to_planes<T, A>(res, g, np, Q, band_outputs, dst + oy0 * jb.ow);
   }
