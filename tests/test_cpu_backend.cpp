@@ -797,7 +797,10 @@ TEST_CASE("NHWC short rows: four planes or four output rows side by side, every 
   // four consecutive output rows where their windows have one number of
   // rows; planes left over, rows of unequal windows (padding, ceil_mode)
   // alone. Rows on both sides of the half (5 outputs, none in fours; 6 and
-  // 7, four of them in fours: not taken), planes on both sides of 32 KiB,
+  // 7, four of them in fours: taken only by the AVX-512 build's pytorch
+  // numerics over f32/f64 pixels of more than 32 bytes where windows
+  // overlap down the plane; 5, a four and a shorter window: the same),
+  // planes on both sides of 32 KiB,
   // channels on both sides of one and two vectors (ymm: f32 8, 16, f64 4,
   // 8; 64 bytes: f32 16, 32, f64 8, 16), gaps between windows (fast numerics without row sums first), a
   // divisor override, special values. 64 output rows or more (planes x
@@ -807,9 +810,10 @@ TEST_CASE("NHWC short rows: four planes or four output rows side by side, every 
       {4, 0, 26, 11, 9, 9, 1, 1, 0, 0, 0},     // rows of 3; planes side by side up to 3 channels
       {2, 0, 200, 20, 9, 9, 4, 4, 4, 4, 0},    // rows of 5, none in fours, large planes: rows side by side
       {7, 0, 40, 20, 9, 9, 4, 4, 4, 4, 0},     // the same on small planes (2 channels: planes side by side)
-      {3, 0, 60, 28, 8, 8, 3, 4, 0, 0, 0},     // rows of 6, four in fours: not taken; fast numerics up to 9
+      {3, 0, 60, 28, 8, 8, 3, 4, 0, 0, 0},     // rows of 6, four in fours, kh > sh; fast numerics up to 9
                                                // channels without row sums first (short rows, kh > sh)
-      {9, 0, 15, 13, 2, 2, 2, 2, 1, 1, 0},     // rows of 7, four in fours: not taken
+      {2, 0, 100, 45, 9, 9, 2, 9, 3, 3, 0},    // rows of 5: a shorter window and a four, kh > sh
+      {9, 0, 15, 13, 2, 2, 2, 2, 1, 1, 0},     // rows of 7, four in fours, kh = sh: not taken
       {9, 0, 20, 14, 3, 2, 3, 4, 1, 1, 1},     // rows of 4, none in fours; gaps between windows, ceil_mode
   };
   for (int64_t c : {2, 3, 4, 5, 8, 9, 10, 14, 16, 17, 31, 32, 33})

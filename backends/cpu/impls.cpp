@@ -682,9 +682,26 @@ void plan_job(const Problem& q, Isa isa, CpuConfigOf<A>* c) {
     if (four) in_fours += 4;
     ox += four ? 4 : q.cols[(size_t)ox + 1].end - q.cols[(size_t)ox + 1].begin == len ? 2 : 1;
   }
+  // AVX-512, pytorch numerics, f32/f64 pixels of more than 32 bytes (those of
+  // fewer take narrow_pixels' ymm groups), windows overlapping down the
+  // plane and rows of up to 16 outputs: also where a row leaves fewer
+  // outputs outside its fours (41x11x331x45 k9 s2x9 p3 f32, rows of a
+  // four and one output of a shorter window: 1.02 -> 0.93 ms, oneDNN
+  // 0.77). The four rows' windows share most of their input rows, which
+  // stay in L1. 2-core Intel Xeon AVX-512 VM, 2026-12-06, two threads,
+  // both ways alternated, best of two, NHWC rows of f32/f64 pixels of up
+  // to 128 bytes with some but at most half the outputs outside fours:
+  // tuned on sweep seeds 6801-7300 (150 rows; pixels of 32 bytes or fewer
+  // 0.86-0.94x, kh <= sh 1.03x, fast numerics 0.97x), confirmed on 120
+  // rows of seeds 7301-8000 not tuned on: 1.09x, 57 faster by more than
+  // 10 %, 9 slower (worst 0.82x, 116x6x99x69 k9 s8 f64); the AVX2 kernels
+  // 1.03x there (18 / 6), so they keep the rule above. Eight outputs (two
+  // columns of four rows) instead of four ran that first row 0.94x.
+  const bool overlap_rows = isa == Isa::kAvx512 && !fast && !converts && q.kh > q.sh && q.ow <= 16 &&
+                            q.c * q.element_size > 32 && in_fours < q.ow;
   // Not where the stride-1 ring sums the interior (fast numerics: its own
   // order of terms, which every instruction set keeps).
-  j.column_fours = !nchw && 2 * in_fours < q.ow && !j.presum && !(fast && j.sep_s1) &&
+  j.column_fours = !nchw && (2 * in_fours < q.ow || overlap_rows) && !j.presum && !(fast && j.sep_s1) &&
                    (!converts || j.half_direct) && j.nchunks == 0;
   j.span_cap = 0;
   c->block_cols.reserve((size_t)(2 * ((q.ow + j.ob - 1) / j.ob)));
