@@ -620,7 +620,8 @@ TEST_CASE("NHWC f16/bf16 with 1-16 channels: read directly or converted first, e
   // f16/bf16 NHWC short of a vector of channels: pytorch numerics from 6
   // channels (from 4 where windows of more than 4 inputs do not overlap
   // along the row) and fast numerics from 6 (windows not overlapping along
-  // the row, not tall), on rows of 8 outputs or more, read the input pixels
+  // the row, not tall; AVX-512 from 4 where they leave gaps along the row),
+  // on rows of 8 outputs or more, read the input pixels
   // directly (load_half of a partial vector, four outputs side by side with
   // the window rows prefetched two groups ahead); the others convert the
   // rows to float first. Every

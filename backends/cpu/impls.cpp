@@ -76,6 +76,7 @@ constexpr int64_t kHalfDirectFast = 6;           // f16/bf16 NHWC channels read 
 constexpr int64_t kHalfDirectPytorch = 6;        // the same in pytorch numerics
 constexpr int64_t kHalfDirectFastColumn = 4;     // fast numerics, windows one column wide, from this many
 constexpr int64_t kHalfDirectPytorchSpaced = 4;  // and from this many where windows do not overlap along the row
+constexpr int64_t kHalfDirectFastGaps = 4;       // fast numerics, windows with gaps between them along the row
 constexpr int64_t kHalfDirectSmallWindow = 4;    // of more inputs than this
 constexpr int64_t kHalfDirectRow = 8;            // and output rows of at least this many outputs
 // NHWC inputs from this size on, whose windows do not overlap (each pixel
@@ -473,9 +474,20 @@ void plan_job(const Problem& q, Isa isa, CpuConfigOf<A>* c) {
   // oneDNN 0.90. The AVX2 kernels on the same VM (AVGPOOL_CPU_ISA=avx2),
   // those 118: 1.095x, 42 faster, 22 slower (worst 0.71x, 5x6x99x295 k2
   // s1x2 f16).
+  // Fast numerics (AVX-512) also from kHalfDirectFastGaps channels where windows
+  // leave gaps along the row (kw < sw), which the conversion pass converts
+  // for nothing (the same VM and method, f16/bf16 NHWC rows of 8+ outputs:
+  // tuned on seeds 9701-10300, 120 rows of 2-5 channels, 2 channels 0.67-0.85x,
+  // 3 0.99x, 4-5 1.09-1.24x; not tuned on, 120 rows of 4-5 channels of
+  // seeds 10301-11200: 1.13x, 64 faster by more than 10 %, 7 slower, all
+  // f16 of 4 channels, worst 0.76x, 59x4x227x227 k8 s8x9 f16);
+  // 1x4x793x1046 k2 s3 ceil bf16 0.28 -> 0.235 ms, oneDNN 0.25). The AVX-512
+  // build only: the AVX2 kernels on those 120 rows 1.05x, 20 slower.
   const bool half_short =
       converts && !nchw && q.c < 16 && q.ow >= kHalfDirectRow &&
-      (fast ? (q.c >= kHalfDirectFast || (q.kw == 1 && q.c >= kHalfDirectFastColumn)) && !j.tall && q.kw <= q.sw
+      (fast ? (q.c >= kHalfDirectFast || (q.kw == 1 && q.c >= kHalfDirectFastColumn) ||
+               (isa == Isa::kAvx512 && q.kw < q.sw && q.c >= kHalfDirectFastGaps)) &&
+                  !j.tall && q.kw <= q.sw
             : q.c >= kHalfDirectPytorch ||
                   (q.c >= kHalfDirectPytorchSpaced && q.kw <= q.sw && !window_at_most(q, kHalfDirectSmallWindow)));
   // Not for short f32/f64 rows whose windows overlap down the plane (kh >
