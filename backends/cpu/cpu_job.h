@@ -133,10 +133,11 @@ struct Job {
   // narrow pixels prefetch the next output row's window (kernels.inl).
   bool prefetch_below;
   // NHWC rows of few outputs (impls.cpp), window rows read from the input
-  // (no row sums first; f16/bf16 read directly): the AVX2 build sums
-  // narrow pixels four output rows at a time, the four outputs of one column
-  // side by side (narrow_column_fours), where a row alone leaves outputs in
-  // pairs or alone, each one chain of dependent adds.
+  // (no row sums first; f16/bf16 read directly): four planes or four output
+  // rows at a time, the four outputs of one column side by side (AVX2: ymm
+  // pixels; AVX-512: pixels of up to two 64-byte vectors; column_fours in
+  // kernels.inl), where a row alone leaves outputs in pairs or alone, each
+  // one chain of dependent adds.
   bool column_fours;
   // Scratch, one buffer per thread (64-byte aligned, at least scratch_bytes
   // in CpuConfig), laid out once here for the kernels: at 0 the window rows'

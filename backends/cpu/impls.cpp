@@ -696,7 +696,7 @@ void plan_job(const Problem& q, Isa isa, CpuConfigOf<A>* c) {
   }
   // AVX-512, pytorch numerics, f32/f64 pixels of more than 32 bytes (those of
   // fewer take narrow_pixels' ymm groups), windows overlapping down the
-  // plane and rows of up to 16 outputs: also where a row leaves fewer
+  // plane and rows of up to 16 outputs: also where a row leaves any
   // outputs outside its fours (41x11x331x45 k9 s2x9 p3 f32, rows of a
   // four and one output of a shorter window: 1.02 -> 0.93 ms, oneDNN
   // 0.77). The four rows' windows share most of their input rows, which
