@@ -844,15 +844,18 @@ TEST_CASE("AVX2 wide NHWC pixels: passes of up to eight ymm vectors, the last of
 }
 
 TEST_CASE("AVX-512 NHWC pixels of three or four vectors in pairs, f64 pixels of one vector in fours") {
-  // pixel_pairs: outputs of one window length two at a time, the others
-  // alone (rows of 7, 5 with a shorter last window, 6 with a shorter
-  // first one); pixels of 33-64 channels (f64 17-32), the last vector
-  // partial or whole. f64 pixels of 5-8 channels: nhwc_output_fours. 64
-  // output rows or more (planes x rows), so that the units hold whole rows.
+  // narrow_pixels on 64-byte vectors: outputs of one window length two at
+  // a time, the others alone (rows of 7, 5 with a shorter last window, 6
+  // with a shorter first one; a stride-1 row of 14, whose interior pairs
+  // of whole f32/f64 vectors take offsets known when compiled); pixels of
+  // 33-64 channels (f64 17-32), the last vector partial or whole. f64
+  // pixels of 5-8 channels: nhwc_output_fours. 64 output rows or more
+  // (planes x rows), so that the units hold whole rows.
   const Shape shapes[] = {
       {16, 0, 13, 14, 5, 4, 3, 2, 1, 1, 0},
       {22, 0, 9, 9, 2, 2, 4, 2, 0, 0, 1},
       {11, 0, 11, 17, 3, 3, 2, 3, 1, 1, 0},
+      {14, 0, 9, 13, 3, 4, 2, 1, 1, 2, 0},
   };
   for (int64_t c : {5, 8, 17, 24, 32, 33, 47, 48, 49, 64})
     for (Shape s : shapes) {

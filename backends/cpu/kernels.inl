@@ -1279,11 +1279,15 @@ __attribute__((always_inline)) inline void narrow_outputs(const T* const* hr, in
 // vectors: tuned on sweep seeds 601-640, 1.030x over 182 (19 faster by
 // more than 10 %, 1 slower); seeds 641-700, not tuned on: 1.016x over 308
 // (20 / 3, worst 0.84x), f16/bf16 1.024x, f32 1.010x, f64 1.006x.
-template <int NV, class T, class A>
+// L: the lanes of a vector of channels (ymm; the AVX-512 build's pixels of
+// three or four 64-byte vectors take vec_lanes, pairs of outputs of 6-8
+// chains of adds, below). pf_px: each pixel's next channels prefetched as
+// it is read (f16/bf16 pixels of 64-byte vectors, Job::prefetch).
+template <int NV, class T, class A, class L = ymm_lanes<A>>
 __attribute__((noinline)) void narrow_pixels(const Job& jb, const T* const* hr, int64_t hn, int64_t xa,
                                              int64_t ob0, int64_t ob1, const A* div, const A* rcp, bool pf,
-                                             T* out) {
-  constexpr int n = nar<A>::n;
+                                             T* out, bool pf_px = false) {
+  constexpr int n = L::n;
   constexpr int G = NV <= 2 ? 4 : 2;
   const int64_t V = jb.vec, k = V - (NV - 1) * n;
   // Pairs and single outputs (short rows, edges of rows; windows of unequal
@@ -1309,8 +1313,8 @@ __attribute__((noinline)) void narrow_pixels(const Job& jb, const T* const* hr, 
       o[q] = out + (ox + q - ob0) * V;
     }
     const int64_t span = (off[Q - 1] + len * V) * (int64_t)sizeof(T);
-    narrow_outputs<NV, Q, T, A>(hr, hn, b * V, off, len, V, k, span, along ? 2 * Q * off[Q > 1 ? 1 : 0] : below,
-                                along ? pf : pf && jb.prefetch_below, false, div + ox, rcp ? rcp + ox : nullptr, o);
+    narrow_outputs<NV, Q, T, A, L>(hr, hn, b * V, off, len, V, k, span, along ? 2 * Q * off[Q > 1 ? 1 : 0] : below,
+                                   along ? pf : pf && jb.prefetch_below, pf_px, div + ox, rcp ? rcp + ox : nullptr, o);
   };
   // those Q outputs side by side; pf: the span their windows take of each
   // row, two groups ahead
@@ -1324,9 +1328,9 @@ __attribute__((noinline)) void narrow_pixels(const Job& jb, const T* const* hr, 
       static constexpr int64_t step[8] = {0, W, 2 * W, 3 * W, 4 * W, 5 * W, 6 * W, 7 * W};
       T* o[Q];
       for (int q = 0; q < Q; ++q) o[q] = out + (ox + q - ob0) * W;
-      narrow_outputs<NV, Q, T, A>(hr, hn, b * W, step, len, W, n, ((Q - 1) + len) * W * (int64_t)sizeof(T),
-                                  2 * Q * W, pf && (NV > 1 || jb.kh <= jb.sh), false, div + ox,
-                                  rcp ? rcp + ox : nullptr, o);
+      narrow_outputs<NV, Q, T, A, L>(hr, hn, b * W, step, len, W, n, ((Q - 1) + len) * W * (int64_t)sizeof(T),
+                                     2 * Q * W, pf && (NV > 1 || jb.kh <= jb.sh), pf_px, div + ox,
+                                     rcp ? rcp + ox : nullptr, o);
       return;
     }
     side_by_side(Qc, ox, b, len, true);
@@ -1699,43 +1703,6 @@ __attribute__((noinline)) void shared_run(const T* const* hr, int64_t hn, int64_
 }
 #endif
 
-#if defined(__AVX512F__)
-// Pixels of NV = 3 or 4 vectors of channels (the AVX-512 build): two
-// outputs of one window length side by side, 2 * NV chains of adds in
-// flight, where one output at a time kept NV; the others alone. Each
-// output's order is unchanged. 2-core Intel Xeon AVX-512 VM, 2026-12-06,
-// two threads, both ways alternated, best of two, NHWC rows of such pixels
-// (33-64 channels, f64 17-32) of sweep seeds 8401-8800: 1.040x / 1.034x
-// fast / pytorch numerics over 150, 25 / 30 faster by more than 10 %, 1 /
-// 3 slower, every dtype and overlap 1.01-1.06x; with the f64 pixels of
-// one vector below, 160 rows of seeds 8801-9300 not tuned on: 1.042x /
-// 1.049x, 27 / 29 faster, 0 / 1 slower (worst 0.90x). 1x38x92x92 k5 s2
-// ceil f32 pytorch numerics 0.0425 -> 0.0393 ms (oneDNN 0.036).
-template <int NV, class T, class A>
-__attribute__((noinline)) void pixel_pairs(const Job& jb, const T* const* hr, int64_t hn, int64_t xa, int64_t ob0,
-                                           int64_t ob1, const A* div, const A* rcp, T* out) {
-  using L = vec_lanes<A>;
-  constexpr int n = L::n;
-  const int64_t V = jb.vec, k = V - (NV - 1) * n;
-  const bool pf_px = !same<T, A>::value && jb.prefetch;
-  for (int64_t ox = ob0; ox < ob1;) {
-    const int64_t b = jb.cols[ox].begin - xa, len = jb.cols[ox].end - jb.cols[ox].begin;
-    T* o[2] = {out + (ox - ob0) * V, out + (ox + 1 - ob0) * V};
-    if (ox + 1 < ob1 && jb.cols[ox + 1].end - jb.cols[ox + 1].begin == len) {
-      const int64_t off[2] = {0, (jb.cols[ox + 1].begin - jb.cols[ox].begin) * V};
-      narrow_outputs<NV, 2, T, A, L>(hr, hn, b * V, off, len, V, k, 0, 0, false, pf_px, div + ox,
-                                     rcp ? rcp + ox : nullptr, o);
-      ox += 2;
-    } else {
-      const int64_t off[1] = {0};
-      narrow_outputs<NV, 1, T, A, L>(hr, hn, b * V, off, len, V, k, 0, 0, false, pf_px, div + ox,
-                                     rcp ? rcp + ox : nullptr, o);
-      ox += 1;
-    }
-  }
-}
-#endif
-
 // T is the storage type of hr and out: A itself, or f16/bf16 read from the
 // input rows and written to dst with conversions in registers (then in
 // channel vectors at any width: the pixel-by-pixel pass for wide channels
@@ -1795,27 +1762,42 @@ void horizontal_nhwc(const Job& jb, const T* const* hr, int64_t hn, int64_t xa, 
   if constexpr (!NT)
     if (V <= nar<A>::n && jb.kh * jb.kw > 1) return narrow_pixels<1, T, A>(jb, hr, hn, xa, ob0, ob1, div, rcp, input, out);
 #endif
-  if constexpr (is_f32<A>) {
-    if (V <= N) return nhwc_output_fours<1, NT>(jb, hr, hn, xa, ob0, ob1, div, rcp, input, out);
-    if (V <= 2 * N) return nhwc_output_fours<2, NT>(jb, hr, hn, xa, ob0, ob1, div, rcp, input, out);
-  }
+  // f32 pixels of one or two vectors four outputs at a time. So are f64
+  // pixels of one vector on AVX-512 (5-8 channels; fewer take
+  // narrow_pixels), four chains of adds where one output at a time was one
+  // (2-core Intel Xeon AVX-512 VM, 2026-12-06, two threads, both ways
+  // alternated, best of two, the NHWC f64 rows of 5-16 channels of sweep
+  // seeds 8401-8800: 5-8 channels 1.04-1.21x by window overlap, 9-16
+  // channels (two vectors) 0.98-1.04x, which keep the loop below; 36 rows
+  // of 5-8 channels of seeds 8801-9300, not tuned on: 1.10x / 1.15x fast /
+  // pytorch numerics, 11 / 17 faster by more than 10 %, none slower).
 #if defined(__AVX512F__)
-  // f64 pixels of one vector (5-8 channels; fewer take narrow_pixels):
-  // four outputs at a time as f32 pixels go, four chains of adds where one
-  // output at a time was one (2-core Intel Xeon AVX-512 VM, 2026-12-06, two
-  // threads, both ways alternated, best of two, the NHWC f64 rows of 5-16
-  // channels of sweep seeds 8401-8800: 5-8 channels 1.04-1.21x by window
-  // overlap, 9-16 channels (two vectors) 0.98-1.04x, which keep the loop
-  // below; 36 rows of 5-8 channels of seeds 8801-9300, not tuned on: 1.10x
-  // / 1.15x fast / pytorch numerics, 11 / 17 faster by more than 10 %,
-  // none slower).
-  if constexpr (!is_f32<A>)
+  constexpr bool one_vector_fours = true;
+#else
+  constexpr bool one_vector_fours = is_f32<A>;
+#endif
+  if constexpr (one_vector_fours)
     if (V <= N) return nhwc_output_fours<1, NT>(jb, hr, hn, xa, ob0, ob1, div, rcp, input, out);
-  // Pixels of three or four vectors, outputs two at a time (pixel_pairs).
+  if constexpr (is_f32<A>)
+    if (V <= 2 * N) return nhwc_output_fours<2, NT>(jb, hr, hn, xa, ob0, ob1, div, rcp, input, out);
+#if defined(__AVX512F__)
+  // Pixels of NV = 3 or 4 vectors of channels: two outputs of one window
+  // length side by side, 2 * NV chains of adds in flight, where one output
+  // at a time kept NV (narrow_pixels on the 64-byte vectors, without the
+  // span prefetch). Each output's order is unchanged. 2-core Intel Xeon
+  // AVX-512 VM, 2026-12-06, two threads, both ways alternated, best of two,
+  // NHWC rows of such pixels (33-64 channels, f64 17-32) of sweep seeds
+  // 8401-8800: 1.040x / 1.034x fast / pytorch numerics over 150, 25 / 30
+  // faster by more than 10 %, 1 / 3 slower, every dtype and overlap
+  // 1.01-1.06x; with the f64 pixels of one vector above, 160 rows of seeds
+  // 8801-9300 not tuned on: 1.042x / 1.049x, 27 / 29 faster, 0 / 1 slower
+  // (worst 0.90x). 1x38x92x92 k5 s2 ceil f32 pytorch numerics 0.0425 ->
+  // 0.0393 ms (oneDNN 0.036).
   if constexpr (!NT)
     if (V > 2 * N && V <= 4 * N) {
-      if (V <= 3 * N) return pixel_pairs<3, T, A>(jb, hr, hn, xa, ob0, ob1, div, rcp, out);
-      return pixel_pairs<4, T, A>(jb, hr, hn, xa, ob0, ob1, div, rcp, out);
+      const bool pf_px = !direct && jb.prefetch;
+      if (V <= 3 * N) return narrow_pixels<3, T, A, vec_lanes<A>>(jb, hr, hn, xa, ob0, ob1, div, rcp, false, out, pf_px);
+      return narrow_pixels<4, T, A, vec_lanes<A>>(jb, hr, hn, xa, ob0, ob1, div, rcp, false, out, pf_px);
     }
 #endif
   for (int64_t ox = ob0; ox < ob1; ++ox) {
