@@ -848,7 +848,9 @@ TEST_CASE("AVX-512 NHWC pixels of three or four vectors in pairs, f64 pixels of 
   // a time, the others alone (rows of 7, 5 with a shorter last window, 6
   // with a shorter first one; a stride-1 row of 14, whose interior pairs
   // of whole f32/f64 vectors take offsets known when compiled); pixels of
-  // 33-64 channels (f64 17-32), the last vector partial or whole. f64
+  // 33-64 channels (f64 17-32), the last vector partial or whole; bf16 of
+  // 49-64 channels as two 64-byte loads of channel pairs (bf16_pair_lanes),
+  // the second partial or whole. f64
   // pixels of 5-8 channels: nhwc_output_fours. 64 output rows or more
   // (planes x rows), so that the units hold whole rows.
   const Shape shapes[] = {
@@ -857,7 +859,7 @@ TEST_CASE("AVX-512 NHWC pixels of three or four vectors in pairs, f64 pixels of 
       {11, 0, 11, 17, 3, 3, 2, 3, 1, 1, 0},
       {14, 0, 9, 13, 3, 4, 2, 1, 1, 2, 0},
   };
-  for (int64_t c : {5, 8, 17, 24, 32, 33, 47, 48, 49, 64})
+  for (int64_t c : {5, 8, 17, 24, 32, 33, 47, 48, 49, 50, 63, 64})
     for (Shape s : shapes) {
       s.c = c;
       check_nhwc_pixels(s.params(), 211 + (uint64_t)c, 7,
@@ -956,6 +958,14 @@ TEST_CASE("reads stay inside the input (NHWC pixels, NCHW transposed and strided
         const int64_t h = ((int64_t(25) << 20) / (c * es * 32) + 1) / 2 * 2;
         check_input_before_unmapped_page(nhwc_cpu(shape_params(1, c, h, 32, 2, 4, 2, 4, 0, 0, 0), dtype, numerics),
                                          71 + (uint64_t)c);
+      }
+  // bf16 pixels of 49-64 channels (bf16_pair_lanes on AVX-512): the second
+  // 64-byte load masked to the pixel's channels.
+  for (int64_t c : {49, 57, 63, 64})
+    for (Shape s : shapes)
+      for (int numerics = 0; numerics < 2; ++numerics) {
+        s.c = c;
+        check_input_before_unmapped_page(nhwc_cpu(s.params(), AVGPOOL_DTYPE_BF16, numerics), 83 + (uint64_t)c);
       }
   // The same with windows of 16 inputs (Job::disjoint_each: pixels of two
   // to four ymm vectors, one output over its whole window at a time).

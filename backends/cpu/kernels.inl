@@ -278,6 +278,46 @@ template <class A> struct vec_lanes {
   static v quot(v a, v d, v r) { return quot_fast(a, d, r); }
 };
 
+#if defined(__AVX512F__) && defined(__AVX512BW__)
+// bf16 channels 32 to a 64-byte load, held as two vectors of floats: a bf16
+// is the upper half of its float, so the load's dword lanes give the even
+// channels by a shift left and the odd ones by masking off the low half
+// (as bf16_pair_four does), two integer ops per 32 channels where
+// converting them took two vpmovzxwd (port-5 shuffles) and two shifts.
+// For the kernels written for any lane type (narrow_pixels): each channel
+// adds the same terms in the same order, and stores round as store_half
+// does, so the bits are the converting path's.
+struct bf16_pair {
+  vec<float> even, odd;
+  bf16_pair& operator+=(const bf16_pair& x) {
+    even += x.even;
+    odd += x.odd;
+    return *this;
+  }
+  bf16_pair operator+(float d) const { return {even + d, odd + d}; }
+  bf16_pair operator/(const bf16_pair& d) const { return {even / d.even, odd / d.odd}; }
+};
+struct bf16_pair_lanes {
+  using v = bf16_pair;
+  using u32 = uint32_t __attribute__((vector_size(64)));
+  static constexpr int n = 32;
+  static v load(const BF16* p, int64_t k) {
+    const u32 u = k == n ? (u32)_mm512_loadu_si512(p) : (u32)_mm512_maskz_loadu_epi16((__mmask32)((1u << k) - 1u), p);
+    return {(vec<float>)(u << 16), (vec<float>)(u & 0xffff0000u)};
+  }
+  static void store(BF16* p, v x, int64_t k) {
+    auto round = [](vec<float> f) {  // store_half's round to nearest even, in the low 16 bits
+      const u32 u = (u32)f;
+      return (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+    };
+    const __m512i h = (__m512i)(round(x.even) | (round(x.odd) << 16));
+    if (k == n) _mm512_storeu_si512(p, h);
+    else _mm512_mask_storeu_epi16(p, (__mmask32)((1ull << k) - 1), h);
+  }
+  static v quot(v a, v d, v r) { return {quot_fast(a.even, d.even, r.even), quot_fast(a.odd, d.odd, r.odd)}; }
+};
+#endif
+
 template <int G, bool FIRST, bool PF, class A>
 void add_rows(const A* const* rp, int64_t len, A* out) {
 #if defined(AVGPOOL_CPU_NARROW_NHWC)
@@ -1281,14 +1321,17 @@ __attribute__((always_inline)) inline void narrow_outputs(const T* const* hr, in
 // (20 / 3, worst 0.84x), f16/bf16 1.024x, f32 1.010x, f64 1.006x.
 // L: the lanes of a vector of channels (ymm; the AVX-512 build's pixels of
 // three or four 64-byte vectors take vec_lanes, pairs of outputs of 6-8
-// chains of adds, below). pf_px: each pixel's next channels prefetched as
+// chains of adds, below, and bf16 pixels of 49-64 channels bf16_pair_lanes,
+// two vectors of channel pairs, also in pairs of outputs: four side by side
+// ran 245x56x55x160 k11 s5 ceil 16.8 -> 17.9 ms, their windows' rows
+// outgrowing L1). pf_px: each pixel's next channels prefetched as
 // it is read (f16/bf16 pixels of 64-byte vectors, Job::prefetch).
 template <int NV, class T, class A, class L = ymm_lanes<A>>
 __attribute__((noinline)) void narrow_pixels(const Job& jb, const T* const* hr, int64_t hn, int64_t xa,
                                              int64_t ob0, int64_t ob1, const A* div, const A* rcp, bool pf,
                                              T* out, bool pf_px = false) {
   constexpr int n = L::n;
-  constexpr int G = NV <= 2 ? 4 : 2;
+  constexpr int G = NV <= 2 && L::n < 32 ? 4 : 2;  // bf16_pair_lanes (32 channels a vector): pairs
   const int64_t V = jb.vec, k = V - (NV - 1) * n;
   // Pairs and single outputs (short rows, edges of rows; windows of unequal
   // lengths) of inputs beyond the caches prefetch the same columns of the
@@ -1793,6 +1836,20 @@ void horizontal_nhwc(const Job& jb, const T* const* hr, int64_t hn, int64_t xa, 
   // 8801-9300 not tuned on: 1.042x / 1.049x, 27 / 29 faster, 0 / 1 slower
   // (worst 0.90x). 1x38x92x92 k5 s2 ceil f32 pytorch numerics 0.0425 ->
   // 0.0393 ms (oneDNN 0.036).
+#if defined(__AVX512BW__)
+  // bf16 pixels of 49-64 channels: two 64-byte loads of channel pairs a
+  // pixel (bf16_pair_lanes), two outputs side by side, where the vec_lanes
+  // pairs below convert four halves. 2-core Intel Xeon AVX-512 VM,
+  // 2026-12-06, two threads, both ways alternated, best of two: tuned on
+  // the NHWC bf16 rows of 33-64 channels of sweep seeds 14201-14500, 49-64
+  // channels 1.08x (53 rows, 17 faster by more than 10 %, 1 slower), 33-48
+  // channels 0.94-1.00x (a second load mostly empty: 0.94x under 24 MiB);
+  // the 103 rows of 49-64 channels of seeds 14501-14700, not tuned on:
+  // 1.073x / 1.076x fast / pytorch numerics, 32 / 39 faster, 1 / 0 slower
+  // (0.90x); 1x60x1229x1229 k8 s8x9 p3x0 excl 7.9 -> 6.3 ms (oneDNN 9.7).
+  if constexpr (!NT && same<T, BF16>::value)
+    if (V > 3 * N && V <= 4 * N) return narrow_pixels<2, T, A, bf16_pair_lanes>(jb, hr, hn, xa, ob0, ob1, div, rcp, false, out, jb.prefetch);
+#endif
   if constexpr (!NT)
     if (V > 2 * N && V <= 4 * N) {
       const bool pf_px = !direct && jb.prefetch;
