@@ -693,6 +693,24 @@ TEST_CASE("NHWC pixels in 32-byte vectors (AVX2; AVX-512 up to one vector): f32 
     }
 }
 
+TEST_CASE("NHWC f16/bf16 of 6-15 channels, windows of one or two rows overlapping along the row: read directly in fast numerics") {
+  // Job::half_direct in fast numerics (impls.cpp, half_short): no rows
+  // converted first where windows of fewer than kNhwcRowSumRows rows
+  // overlap along the row; rows of 8+ outputs, strided and stride-1 rows,
+  // padding, ceil_mode, a divisor override, special values, every
+  // instruction set.
+  const Shape shapes[] = {
+      {2, 0, 9, 40, 2, 3, 2, 2, 1, 1, 0},
+      {1, 0, 7, 61, 1, 8, 1, 7, 0, 0, 1},
+      {3, 0, 8, 33, 2, 2, 3, 1, 0, 1, 0},
+  };
+  for (int64_t c : {6, 9, 13, 15})
+    for (Shape s : shapes) {
+      s.c = c;
+      check_nhwc_pixels(s.params(), 223 + (uint64_t)c, 5, {AVGPOOL_DTYPE_F16, AVGPOOL_DTYPE_BF16});
+    }
+}
+
 TEST_CASE("NHWC stride-1 rows as one flat run: every dtype, numerics and instruction set, special values") {
   // Job::flat_run: with sw == 1 and channels short of whole vectors (32
   // bytes on AVX2, 64 on the other sets), a block's interior outputs are

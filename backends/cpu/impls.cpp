@@ -162,6 +162,7 @@ constexpr int64_t kAcrossSparse = 16;  // inputs per output from which rows of m
 constexpr int64_t kAcrossGlobal = 1024;  // global pooling in f32 pytorch numerics too, on planes up to this size
 constexpr int64_t kAcrossGlobalFast = 64;  // and in fast numerics, on planes up to this size
 constexpr int64_t kTallRows = 16;
+constexpr int64_t kNhwcRowSumRows = 3;  // fast numerics, NHWC: window rows summed first from this many (plan_job)
 // NCHW rows of at most kScalarRow outputs (Job::short_rows, not global
 // pooling): every output summed in scalar straight from the input, four
 // planes side by side (short_rows in kernels.inl), in place of the row
@@ -483,11 +484,23 @@ void plan_job(const Problem& q, Isa isa, CpuConfigOf<A>* c) {
   // f16 of 4 channels, worst 0.76x, 59x4x227x227 k8 s8x9 f16);
   // 1x4x793x1046 k2 s3 ceil bf16 0.28 -> 0.235 ms, oneDNN 0.25). The AVX-512
   // build only: the AVX2 kernels on those 120 rows 1.05x, 20 slower.
+  // Fast numerics from kHalfDirectFast channels also where windows overlap
+  // along the row but have fewer than kNhwcRowSumRows rows, which take no
+  // row sums: converting the rows first was a pass of its own before the
+  // same window sums (the same VM and method, f16/bf16 NHWC rows of 8+
+  // outputs, 6-15 channels, kw > sw: tuned on the 54 of seeds 14201-14600,
+  // 1.34x, 45 faster by more than 10 %, 1 slower; not tuned on, the 42 of
+  // seeds 14601-15000: 1.35x, 37 faster, 1 slower, 0.79x on 20187x10x22x22
+  // k2 s4x1 p0x1 excl f16; 2x13x631x569 k2x8 s2x7 p1 excl bf16 0.74 ->
+  // 0.40 ms, oneDNN 0.59). Windows of 3+ rows, which the row sums serve,
+  // lost: 0.86x over 110 of seeds 14201-14300. The AVX-512 build only: the
+  // AVX2 kernels on those 42 rows 1.09x, 10 slower (bf16 1.03x).
   const bool half_short =
       converts && !nchw && q.c < 16 && q.ow >= kHalfDirectRow &&
       (fast ? (q.c >= kHalfDirectFast || (q.kw == 1 && q.c >= kHalfDirectFastColumn) ||
                (isa == Isa::kAvx512 && q.kw < q.sw && q.c >= kHalfDirectFastGaps)) &&
-                  !j.tall && q.kw <= q.sw
+                  !j.tall &&
+                  (q.kw <= q.sw || (isa == Isa::kAvx512 && q.kh < kNhwcRowSumRows && q.c >= kHalfDirectFast))
             : q.c >= kHalfDirectPytorch ||
                   (q.c >= kHalfDirectPytorchSpaced && q.kw <= q.sw && !window_at_most(q, kHalfDirectSmallWindow)));
   // Not for short f32/f64 rows whose windows overlap down the plane (kh >
@@ -547,7 +560,7 @@ void plan_job(const Problem& q, Isa isa, CpuConfigOf<A>* c) {
   // sums).
   const bool disjoint_small = !converts && q.kh <= q.sh && q.kw <= q.sw && window_at_most(q, kDisjointWindow) &&
                               q.c * q.element_size < kDisjointPixel;
-  if (!nchw && fast && !j.sep_s1 && (!converts || q.c < 16) && q.kh >= 3 && j.max_rows < kTallRows &&
+  if (!nchw && fast && !j.sep_s1 && (!converts || q.c < 16) && q.kh >= kNhwcRowSumRows && j.max_rows < kTallRows &&
       !row_gaps && !half_short && !short_rows_direct && !one_column_wide && !disjoint_small)
     j.tall = j.presum = true;
   // Blocks that read f16/bf16 channel vectors directly (Job::half_direct):
