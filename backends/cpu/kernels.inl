@@ -301,15 +301,17 @@ struct bf16_pair_lanes {
   using v = bf16_pair;
   using u32 = uint32_t __attribute__((vector_size(64)));
   static constexpr int n = 32;
+  // the 32 channels of a 64-byte load as even and odd channels
+  static v split(u32 u) { return {(vec<float>)(u << 16), (vec<float>)(u & 0xffff0000u)}; }
+  // store_half's round to nearest even, in the low 16 bits of each lane
+  static u32 round(vec<float> f) {
+    const u32 u = (u32)f;
+    return (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+  }
   static v load(const BF16* p, int64_t k) {
-    const u32 u = k == n ? (u32)_mm512_loadu_si512(p) : (u32)_mm512_maskz_loadu_epi16((__mmask32)((1u << k) - 1u), p);
-    return {(vec<float>)(u << 16), (vec<float>)(u & 0xffff0000u)};
+    return split(k == n ? (u32)_mm512_loadu_si512(p) : (u32)_mm512_maskz_loadu_epi16((__mmask32)((1u << k) - 1u), p));
   }
   static void store(BF16* p, v x, int64_t k) {
-    auto round = [](vec<float> f) {  // store_half's round to nearest even, in the low 16 bits
-      const u32 u = (u32)f;
-      return (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
-    };
     const __m512i h = (__m512i)(round(x.even) | (round(x.odd) << 16));
     if (k == n) _mm512_storeu_si512(p, h);
     else _mm512_mask_storeu_epi16(p, (__mmask32)((1ull << k) - 1), h);
@@ -1073,11 +1075,9 @@ inline void store_out(A* p, vec<A> x) {
 inline void bf16_pair_four(const Job& jb, const BF16* const* hr, int64_t hn, int64_t b, int64_t o1, int64_t o2,
                            int64_t o3, int64_t len, int64_t span, int64_t ahead, bool pf, const float* div,
                            const float* rcp, BF16* o) {
-  typedef uint32_t u32 __attribute__((vector_size(64)));
+  using u32 = bf16_pair_lanes::u32;
   const int64_t V = jb.vec;
   const __mmask32 m = V >= 32 ? ~__mmask32(0) : (__mmask32)((1u << V) - 1u);
-  auto even = [](u32 u) { return (vec<float>)(u << 16); };
-  auto odd = [](u32 u) { return (vec<float>)(u & 0xffff0000u); };
   vec<float> a0 = zero<float>(), a1 = zero<float>(), a2 = zero<float>(), a3 = zero<float>();
   vec<float> c0 = zero<float>(), c1 = zero<float>(), c2 = zero<float>(), c3 = zero<float>();
   auto sum = [&](auto Full) {
@@ -1089,25 +1089,23 @@ inline void bf16_pair_four(const Job& jb, const BF16* const* hr, int64_t hn, int
       const BF16* s = hr[r] + b * V;
       if (pf) prefetch_lines(s + ahead, span);
       for (int64_t j = 0; j < len; ++j, s += V) {
-        const u32 u0 = load(s), u1 = load(s + o1), u2 = load(s + o2), u3 = load(s + o3);
-        a0 += even(u0);
-        c0 += odd(u0);
-        a1 += even(u1);
-        c1 += odd(u1);
-        a2 += even(u2);
-        c2 += odd(u2);
-        a3 += even(u3);
-        c3 += odd(u3);
+        const bf16_pair p0 = bf16_pair_lanes::split(load(s)), p1 = bf16_pair_lanes::split(load(s + o1)),
+                        p2 = bf16_pair_lanes::split(load(s + o2)), p3 = bf16_pair_lanes::split(load(s + o3));
+        a0 += p0.even;
+        c0 += p0.odd;
+        a1 += p1.even;
+        c1 += p1.odd;
+        a2 += p2.even;
+        c2 += p2.odd;
+        a3 += p3.even;
+        c3 += p3.odd;
       }
     }
   };
   const BF16* last = static_cast<const BF16*>(jb.src) + jb.planes * jb.h * jb.w * V - 32;  // last full load
   if (jb.wide_loads && hn > 0 && hr[hn - 1] + b * V + o3 + (len - 1) * V <= last) sum(std::true_type{});
   else sum(std::false_type{});
-  auto round = [](vec<float> x) {  // store_half's round to nearest even, in the low 16 bits
-    const u32 u = (u32)x;
-    return (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
-  };
+  auto round = bf16_pair_lanes::round;
   auto finish = [&](vec<float> e, vec<float> c, int q) {
     const vec<float> dv = zero<float>() + div[q];
     const vec<float> rv = zero<float>() + (rcp ? rcp[q] : 0.0f);
