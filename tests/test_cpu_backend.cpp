@@ -711,6 +711,36 @@ TEST_CASE("NHWC f16/bf16 of 6-15 channels, windows of one or two rows overlappin
     }
 }
 
+TEST_CASE("NHWC f64 pixels of 32+ channels, windows of 3-6 rows whose row sums save little: summed directly in fast numerics") {
+  // impls.cpp, wide_f64_direct: no row sums, so fast numerics add each
+  // window in PyTorch's order and give pytorch numerics' bits (row sums
+  // would add the columns of a window in another order). Disjoint and
+  // overlapping windows, padding, ceil_mode; pixels of four whole 64-byte
+  // vectors, and of partial ones.
+  const Shape shapes[] = {
+      {2, 0, 9, 10, 3, 3, 3, 3, 0, 0, 0},
+      {1, 0, 12, 14, 5, 4, 2, 3, 1, 1, 1},
+      {1, 0, 8, 11, 6, 2, 1, 1, 0, 1, 0},
+  };
+  for (int64_t c : {32, 37, 45, 64})
+    for (Shape s : shapes) {
+      s.c = c;
+      check_nhwc_pixels(s.params(), 331 + (uint64_t)c, 5, {AVGPOOL_DTYPE_F64});
+      avgpool_params q = s.params();
+      q.backend = AVGPOOL_BACKEND_CPU;
+      q.layout = AVGPOOL_LAYOUT_NHWC;
+      q.dtype = AVGPOOL_DTYPE_F64;
+      const int64_t ns = src_count(q), nd = dst_count(q);
+      std::vector<double> src((size_t)ns), fast((size_t)nd), exact((size_t)nd);
+      fill_random(q.dtype, src.data(), ns, 17 + (uint64_t)c, -5.0, 5.0);
+      q.numerics = AVGPOOL_NUMERICS_FAST;
+      REQUIRE(avgpool_forward(&q, src.data(), fast.data(), nullptr) == AVGPOOL_SUCCESS);
+      q.numerics = AVGPOOL_NUMERICS_PYTORCH;
+      REQUIRE(avgpool_forward(&q, src.data(), exact.data(), nullptr) == AVGPOOL_SUCCESS);
+      CHECK_MESSAGE(memcmp(fast.data(), exact.data(), fast.size() * sizeof(double)) == 0, describe(q));
+    }
+}
+
 TEST_CASE("NHWC stride-1 rows as one flat run: every dtype, numerics and instruction set, special values") {
   // Job::flat_run: with sw == 1 and channels short of whole vectors (32
   // bytes on AVX2, 64 on the other sets), a block's interior outputs are

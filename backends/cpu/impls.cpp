@@ -118,6 +118,8 @@ constexpr int64_t kDisjointEachWindow = 16;      // inputs of a window from whic
 constexpr int64_t kDisjointEachRow = 4;          // and outputs of a row
 constexpr int64_t kDisjointEachRowTwo = 8;       // the same for pixels of two ymm vectors
 constexpr int64_t kShortSumRow = 256;            // elements of a row below which NHWC row sums may be skipped (plan_job)
+constexpr int64_t kDirectF64Pixel = 256;         // bytes of an f64 pixel from which fast windows of
+constexpr int64_t kDirectF64Rows = 6;            // up to this many rows may skip row sums (plan_job)
 constexpr int64_t kRowPassAdds = 4;              // a row pass's set-up and tail in that rule, in vector adds
 constexpr int64_t kOneColumnPixel = 64;          // bytes of a pixel from which one-column NHWC windows skip row sums (plan_job)
 constexpr int64_t kDisjointWindow = 16;          // inputs of a window up to which non-overlapping NHWC windows skip row sums
@@ -560,8 +562,22 @@ void plan_job(const Problem& q, Isa isa, CpuConfigOf<A>* c) {
   // sums).
   const bool disjoint_small = !converts && q.kh <= q.sh && q.kw <= q.sw && window_at_most(q, kDisjointWindow) &&
                               q.c * q.element_size < kDisjointPixel;
+  // Nor f64 pixels of kDirectF64Pixel bytes or more under windows of at most
+  // kDirectF64Rows rows where the row sums save less than half the adds (the
+  // count above): such a pixel is four 64-byte vectors or more, whose store
+  // to the buffer and reload cost about what a window's adds do. 2-core
+  // Intel Xeon AVX-512 VM, 2026-12-07, two threads, both ways alternated,
+  // best of two, NHWC f64 rows of 32+ channels: tuned on seeds 15011-15110
+  // (windows of 3 rows 1.08x over 32, of 4-6 rows 1.06x over 96, of 7-8
+  // rows 1.00x; where the row sums save more, 0.92x over 13 of seeds
+  // 15211-15350). Not tuned on, the 212 rows it moves of seeds
+  // 15351-15499: 1.043x, 45 faster by more than 10 %, 13 slower (worst
+  // 0.72x, 37x477x33x33 k6x9 s5x4); 1x298x175x175 k3 s1 6.6 -> 5.0 ms.
+  // // The AVX2 kernels on those rows: 1.019x, 43 faster, 26 slower.
+  const bool wide_f64_direct = q.dtype == AVGPOOL_DTYPE_F64 && q.c * q.element_size >= kDirectF64Pixel &&
+                               q.kh <= kDirectF64Rows && direct_adds < 2 * sum_adds;
   if (!nchw && fast && !j.sep_s1 && (!converts || q.c < 16) && q.kh >= kNhwcRowSumRows && j.max_rows < kTallRows &&
-      !row_gaps && !half_short && !short_rows_direct && !one_column_wide && !disjoint_small)
+      !row_gaps && !half_short && !short_rows_direct && !one_column_wide && !disjoint_small && !wide_f64_direct)
     j.tall = j.presum = true;
   // Blocks that read f16/bf16 channel vectors directly (Job::half_direct):
   // 16 floats are one vector in every instruction set (simd.inl), and with
