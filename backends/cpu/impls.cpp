@@ -209,6 +209,7 @@ constexpr int64_t kScalarWindowF64 = 4;
 constexpr int64_t kScalarRowsFast = 6;  // window rows up to which fast numerics take those f64 scalar rows
 constexpr int64_t kScalarColumnsFast = 7;  // window columns below which fast numerics take those f64 scalar rows
 constexpr int64_t kScalarRowsFastWide = 2;  // and wider windows of at most this many rows
+constexpr int64_t kScalarRowTallFast = 4;  // and taller windows on rows of at most this many outputs
 constexpr int64_t kFewRows = 64;
 constexpr int64_t kChunkElems = 65536;
 constexpr int64_t kSplitWindow = 4 * kChunkElems;  // elements of a short window split by rows
@@ -320,9 +321,21 @@ void plan_job(const Problem& q, Isa isa, CpuConfigOf<A>* c) {
   // 0.73x on 217x16x32x101 k2x10 s2x9, whose pytorch numerics, unchanged,
   // moved 0.80x in the same runs); 32x21x18x18 k1x7 s2x8 ceil 0.094 ->
   // 0.021 ms.
+  // Windows of more than kScalarRowsFast rows take them too on rows of at
+  // most kScalarRowTallFast outputs, where each row pass of the row sums
+  // covers a row of which the few windows read little: 2-core Intel Xeon
+  // AVX-512 VM, 2026-12-07, two threads, both ways alternated, best of two,
+  // such rows of fewer than 7 columns: tuned on seeds 15011-15210 (rows of
+  // up to 4 outputs 1.27x over 38, of 5-16 outputs 0.81x over 45); not
+  // tuned on, the 82 of seeds 15500-16100: 1.28x, 44 faster by more than
+  // 10 %, 7 slower (worst 0.68x, 27x18x1818x24 k9x6 s7; planes of up to
+  // 4096 pixels 1.33x over 62, larger ones 1.12x over 20); 66920x2x11x11
+  // k7x5 s4x5 p3x2 ceil 15.4 -> 6.6 ms. The AVX2
+  // kernels on those 82 rows: 1.25x, 39 faster, 6 slower.
   const bool f64_scalar_rows =
       sizeof(A) == 8 && q.sw > 1 &&
-      (fast ? q.ow <= kScalarRowF64 && (q.kw < kScalarColumnsFast || q.kh <= kScalarRowsFastWide) && q.kh <= kScalarRowsFast
+      (fast ? q.ow <= kScalarRowF64 && (q.kw < kScalarColumnsFast || q.kh <= kScalarRowsFastWide) &&
+                  (q.kh <= kScalarRowsFast || q.ow <= kScalarRowTallFast)
             : q.ow <= kScalarRowF64 || (isa == Isa::kBase && q.kw >= kScalarWindowF64));
   // AVX2 / AVX-512, 16 planes or more of up to kAcrossPixels (where it
   // was measured): rows of one or two outputs in f16/bf16, and in f32
