@@ -433,16 +433,17 @@ TEST_CASE("f64 strided NCHW rows of 3-16 outputs: scalar rows, the same bits on 
   // windows of up to kScalarRowsFast rows and fewer than kScalarColumnsFast
   // columns (the first two shapes), or wider ones of up to
   // kScalarRowsFastWide rows (the two after the tall window of 17 rows,
-  // which stays on the row kernels), or taller ones on rows of up to
-  // kScalarRowTallFast outputs (the last two). Plane counts that leave a
-  // partial group of four; padding, ceil_mode, gaps and overlaps along the
-  // row, tall windows, divisors.
+  // which stays on the row kernels), or any window on rows of up to
+  // kScalarRowTallFast outputs (the last four: tall, then tall and wide).
+  // Plane counts that leave a partial group of four; padding, ceil_mode,
+  // gaps and overlaps along the row, tall windows, divisors.
   const Shape shapes[] = {
       {3, 7, 33, 40, 6, 6, 6, 6, 0, 0, 0},   {1, 5, 75, 42, 5, 5, 5, 3, 2, 2, 1},
       {2, 3, 14, 72, 8, 8, 9, 9, 0, 0, 1},   {1, 6, 20, 47, 4, 7, 3, 3, 2, 3, 0},
       {2, 9, 40, 34, 17, 4, 3, 5, 8, 0, 1},  {3, 5, 31, 80, 2, 9, 2, 7, 1, 4, 1},
       {2, 7, 25, 61, 1, 11, 1, 5, 0, 5, 0},  {3, 5, 30, 16, 9, 3, 4, 6, 2, 1, 1},
-      {2, 7, 44, 11, 11, 1, 5, 3, 4, 0, 0},
+      {2, 7, 44, 11, 11, 1, 5, 3, 4, 0, 0},  {2, 5, 40, 24, 5, 8, 3, 7, 2, 3, 1},
+      {3, 3, 17, 26, 9, 10, 4, 8, 0, 0, 0},
   };
   for (const Shape& s : shapes) check_nchw_f64_rows(cpu_params_with_row(s, 3, 16), 23);
 }

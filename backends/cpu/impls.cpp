@@ -209,7 +209,7 @@ constexpr int64_t kScalarWindowF64 = 4;
 constexpr int64_t kScalarRowsFast = 6;  // window rows up to which fast numerics take those f64 scalar rows
 constexpr int64_t kScalarColumnsFast = 7;  // window columns below which fast numerics take those f64 scalar rows
 constexpr int64_t kScalarRowsFastWide = 2;  // and wider windows of at most this many rows
-constexpr int64_t kScalarRowTallFast = 4;  // and taller windows on rows of at most this many outputs
+constexpr int64_t kScalarRowTallFast = 4;  // and any window on rows of at most this many outputs
 constexpr int64_t kFewRows = 64;
 constexpr int64_t kChunkElems = 65536;
 constexpr int64_t kSplitWindow = 4 * kChunkElems;  // elements of a short window split by rows
@@ -331,10 +331,21 @@ void plan_job(const Problem& q, Isa isa, CpuConfigOf<A>* c) {
   // 10 %, 7 slower (worst 0.68x, 27x18x1818x24 k9x6 s7; planes of up to
   // 4096 pixels 1.33x over 62, larger ones 1.12x over 20); 66920x2x11x11
   // k7x5 s4x5 p3x2 ceil 15.4 -> 6.6 ms. The AVX2
-  // kernels on those 82 rows: 1.25x, 39 faster, 6 slower.
+  // kernels on those 82 rows: 1.25x, 39 faster, 6 slower. On those rows
+  // windows of kScalarColumnsFast columns or more take them at any height
+  // (rows of 1-2 outputs take the scalar rows already): the same VM and
+  // method, tuned on seeds 16101-16200 (rows of 3-4 outputs 1.20x over
+  // 44, 25 faster by more than 10 %, 4 slower); not tuned on, the 135 of
+  // seeds 16201-16450: 1.21x, 79 faster, 19 slower, those on planes of
+  // more than 4096 pixels 1.10x over 21 (rows of 3 outputs) and 0.91x
+  // over 17 (rows of 4; worst 0.61x, 26x24x873x34 k9x8 s7x8, where the
+  // row sums of tall planes pay); 3x246x17x17 k3x7 s3x8 ceil 0.084 ->
+  // 0.025 ms. The AVX2 kernels on those 135
+  // rows: 1.08x, 51 faster, 27 slower.
   const bool f64_scalar_rows =
       sizeof(A) == 8 && q.sw > 1 &&
-      (fast ? q.ow <= kScalarRowF64 && (q.kw < kScalarColumnsFast || q.kh <= kScalarRowsFastWide) &&
+      (fast ? q.ow <= kScalarRowF64 &&
+                  (q.kw < kScalarColumnsFast || q.kh <= kScalarRowsFastWide || q.ow <= kScalarRowTallFast) &&
                   (q.kh <= kScalarRowsFast || q.ow <= kScalarRowTallFast)
             : q.ow <= kScalarRowF64 || (isa == Isa::kBase && q.kw >= kScalarWindowF64));
   // AVX2 / AVX-512, 16 planes or more of up to kAcrossPixels (where it
