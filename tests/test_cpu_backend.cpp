@@ -717,8 +717,9 @@ TEST_CASE("NHWC f16/bf16 of 6-15 channels, windows of one or two rows overlappin
 
 TEST_CASE("NHWC f64 pixels of 32+ channels, windows of 3-6 rows whose row sums save little: summed directly in fast numerics") {
   // impls.cpp, wide_f64_direct: no row sums, so fast numerics add each
-  // window in PyTorch's order and give pytorch numerics' bits (row sums
-  // would add the columns of a window in another order). Disjoint and
+  // window in PyTorch's order and, their quotients being correctly rounded
+  // on these inputs, give pytorch numerics' bits (row sums add a window's
+  // terms in another order: 9 of these 12 problems differ then). Disjoint and
   // overlapping windows, padding, ceil_mode; pixels of four whole 64-byte
   // vectors, and of partial ones.
   const Shape shapes[] = {
