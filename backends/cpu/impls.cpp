@@ -330,23 +330,23 @@ void plan_job(const Problem& q, Isa isa, CpuConfigOf<A>* c) {
   // tuned on, the 82 of seeds 15500-16100: 1.28x, 44 faster by more than
   // 10 %, 7 slower (worst 0.68x, 27x18x1818x24 k9x6 s7; planes of up to
   // 4096 pixels 1.33x over 62, larger ones 1.12x over 20); 66920x2x11x11
-  // k7x5 s4x5 p3x2 ceil 15.4 -> 6.6 ms. The AVX2
-  // kernels on those 82 rows: 1.25x, 39 faster, 6 slower. On those rows
-  // windows of kScalarColumnsFast columns or more take them at any height
-  // (rows of 1-2 outputs take the scalar rows already): the same VM and
+  // k7x5 s4x5 p3x2 ceil 15.4 -> 6.6 ms. The AVX2 kernels on those 82
+  // rows: 1.25x, 39 faster, 6 slower. On those rows windows of
+  // kScalarColumnsFast columns or more take them at any height (rows of
+  // 1-2 outputs take the scalar rows already): the same VM and
   // method, tuned on seeds 16101-16200 (rows of 3-4 outputs 1.20x over
   // 44, 25 faster by more than 10 %, 4 slower); not tuned on, the 135 of
   // seeds 16201-16450: 1.21x, 79 faster, 19 slower, those on planes of
   // more than 4096 pixels 1.10x over 21 (rows of 3 outputs) and 0.91x
   // over 17 (rows of 4; worst 0.61x, 26x24x873x34 k9x8 s7x8, where the
   // row sums of tall planes pay); 3x246x17x17 k3x7 s3x8 ceil 0.084 ->
-  // 0.025 ms. The AVX2 kernels on those 135
-  // rows: 1.08x, 51 faster, 27 slower.
+  // 0.025 ms. The AVX2 kernels on those 135 rows: 1.08x, 51 faster, 27
+  // slower.
   const bool f64_scalar_rows =
       sizeof(A) == 8 && q.sw > 1 &&
-      (fast ? q.ow <= kScalarRowF64 &&
-                  (q.kw < kScalarColumnsFast || q.kh <= kScalarRowsFastWide || q.ow <= kScalarRowTallFast) &&
-                  (q.kh <= kScalarRowsFast || q.ow <= kScalarRowTallFast)
+      (fast ? q.ow <= kScalarRowTallFast ||
+                  (q.ow <= kScalarRowF64 && (q.kw < kScalarColumnsFast || q.kh <= kScalarRowsFastWide) &&
+                   q.kh <= kScalarRowsFast)
             : q.ow <= kScalarRowF64 || (isa == Isa::kBase && q.kw >= kScalarWindowF64));
   // AVX2 / AVX-512, 16 planes or more of up to kAcrossPixels (where it
   // was measured): rows of one or two outputs in f16/bf16, and in f32
@@ -597,7 +597,7 @@ void plan_job(const Problem& q, Isa isa, CpuConfigOf<A>* c) {
   // 15211-15350). Not tuned on, the 212 rows it moves of seeds
   // 15351-15499: 1.043x, 45 faster by more than 10 %, 13 slower (worst
   // 0.72x, 37x477x33x33 k6x9 s5x4); 1x298x175x175 k3 s1 6.6 -> 5.0 ms.
-  // // The AVX2 kernels on those rows: 1.019x, 43 faster, 26 slower.
+  // The AVX2 kernels on those rows: 1.019x, 43 faster, 26 slower.
   const bool wide_f64_direct = q.dtype == AVGPOOL_DTYPE_F64 && q.c * q.element_size >= kDirectF64Pixel &&
                                q.kh <= kDirectF64Rows && direct_adds < 2 * sum_adds;
   if (!nchw && fast && !j.sep_s1 && (!converts || q.c < 16) && q.kh >= kNhwcRowSumRows && j.max_rows < kTallRows &&
