@@ -78,6 +78,22 @@ void check_same_bits_every_isa(const avgpool_params& p, avgpool_dtype dtype, avg
 }
 
 
+// p on the CPU backend in dtype: fast numerics give pytorch numerics' bits
+// on one random input (from seed).
+void check_fast_bits_are_pytorch(const avgpool_params& p, avgpool_dtype dtype, uint64_t seed) {
+  avgpool_params q = p;
+  q.backend = AVGPOOL_BACKEND_CPU;
+  q.dtype = dtype;
+  const int64_t ns = src_count(q), nd = dst_count(q), es = element_size(dtype);
+  std::vector<unsigned char> src((size_t)(ns * es)), fast((size_t)(nd * es)), exact((size_t)(nd * es));
+  fill_random(q.dtype, src.data(), ns, seed, -5.0, 5.0);
+  q.numerics = AVGPOOL_NUMERICS_FAST;
+  REQUIRE(avgpool_forward(&q, src.data(), fast.data(), nullptr) == AVGPOOL_SUCCESS);
+  q.numerics = AVGPOOL_NUMERICS_PYTORCH;
+  REQUIRE(avgpool_forward(&q, src.data(), exact.data(), nullptr) == AVGPOOL_SUCCESS);
+  CHECK_MESSAGE(memcmp(fast.data(), exact.data(), fast.size()) == 0, describe(q));
+}
+
 // s on the CPU backend, required to give rows of lo to hi outputs (the
 // shapes of a test case are chosen for the path such rows take).
 avgpool_params cpu_params_with_row(const Shape& s, int64_t lo, int64_t hi) {
@@ -732,17 +748,8 @@ TEST_CASE("NHWC f64 pixels of 32+ channels, windows of 3-6 rows whose row sums s
       s.c = c;
       check_nhwc_pixels(s.params(), 331 + (uint64_t)c, 5, {AVGPOOL_DTYPE_F64});
       avgpool_params q = s.params();
-      q.backend = AVGPOOL_BACKEND_CPU;
       q.layout = AVGPOOL_LAYOUT_NHWC;
-      q.dtype = AVGPOOL_DTYPE_F64;
-      const int64_t ns = src_count(q), nd = dst_count(q);
-      std::vector<double> src((size_t)ns), fast((size_t)nd), exact((size_t)nd);
-      fill_random(q.dtype, src.data(), ns, 17 + (uint64_t)c, -5.0, 5.0);
-      q.numerics = AVGPOOL_NUMERICS_FAST;
-      REQUIRE(avgpool_forward(&q, src.data(), fast.data(), nullptr) == AVGPOOL_SUCCESS);
-      q.numerics = AVGPOOL_NUMERICS_PYTORCH;
-      REQUIRE(avgpool_forward(&q, src.data(), exact.data(), nullptr) == AVGPOOL_SUCCESS);
-      CHECK_MESSAGE(memcmp(fast.data(), exact.data(), fast.size() * sizeof(double)) == 0, describe(q));
+      check_fast_bits_are_pytorch(q, AVGPOOL_DTYPE_F64, 17 + (uint64_t)c);
     }
 }
 
