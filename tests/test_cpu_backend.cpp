@@ -927,6 +927,30 @@ TEST_CASE("AVX-512 NHWC pixels of three or four vectors in pairs, f64 pixels of 
     }
 }
 
+TEST_CASE("AVX-512 NHWC f32/f64 pixels of 2-8 channels on strided rows: several outputs a vector, every numerics and instruction set") {
+  // packed_run (Job::packed): the interior outputs of a row side by side in
+  // one 64-byte vector, as many as (P - 1) * sw + 1 pixels of a tap fit two
+  // vectors; the last group of a row partial or whole (rows of 10-25
+  // interior outputs), the edges one output at a time; windows narrower
+  // than the stride (gaps), wider (overlaps), one column wide, of one to
+  // four rows (fast numerics: row sums first from three), strides 2-7,
+  // padding, ceil_mode, a divisor override, special values; the same bits
+  // as the base instruction set (and the machine's own).
+  // 64 output rows or more (planes x rows), so that the units hold whole
+  // rows, and one shape of 8, whose rows are split into blocks.
+  const Shape shapes[] = {
+      {16, 0, 9, 47, 2, 2, 2, 2, 0, 1, 0}, {11, 0, 11, 53, 3, 3, 2, 2, 1, 1, 1},
+      {32, 0, 7, 40, 2, 1, 3, 3, 0, 0, 0}, {8, 0, 8, 61, 4, 5, 1, 4, 2, 2, 0},
+      {11, 0, 6, 33, 1, 2, 1, 3, 0, 1, 1}, {22, 0, 5, 90, 2, 7, 2, 7, 1, 3, 0},
+      {2, 0, 9, 47, 2, 2, 2, 2, 0, 1, 0},
+  };
+  for (int64_t c : {2, 3, 4, 5, 6, 7, 8})
+    for (Shape s : shapes) {
+      s.c = c;
+      check_nhwc_pixels(s.params(), 223 + (uint64_t)c, 3, {AVGPOOL_DTYPE_F32, AVGPOOL_DTYPE_F64});
+    }
+}
+
 #if defined(__unix__)
 // Every CPU implementation on p (NHWC, CPU backend) from an input whose last
 // byte is the last of a mapped page, followed by a page without access: a

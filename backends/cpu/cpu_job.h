@@ -103,6 +103,11 @@ struct Job {
   // outputs side by side, each pixel loaded once for all of them, where the
   // window outgrows L1 (shared_run in kernels.inl).
   bool shared_run;
+  // NHWC f32/f64, AVX-512, strided rows of pixels of a few channels: this
+  // many interior outputs side by side in one vector (packed_run in
+  // kernels.inl); 0: off.
+  int64_t packed;
+  int32_t packed_idx[16];  // lane l of the vector picks element (l / vec) * sw * vec + l % vec of a tap
   // f16/bf16 NHWC, a vector of channels or more (16 floats), or fewer
   // where impls.cpp measured it faster (half_short), no row sums first, not
   // the ring kernel: the blocks read the input channel vectors

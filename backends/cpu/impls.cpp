@@ -93,6 +93,8 @@ constexpr int64_t kHalfDirectRow = 8;            // and output rows of at least 
 // (fast / pytorch numerics, one thread), against 0.96x for the 39 f16 rows
 // it left alone in the same runs.
 constexpr int64_t kWideLoadBytes = int64_t(24) << 20;
+constexpr int64_t kPackedOutputs = 4;      // outputs a vector from which Job::packed holds (plan_job)
+constexpr int64_t kPackedLongWindow = 30;  // three a vector: fast numerics, or windows of fewer inputs
 constexpr int64_t kHalfSepChannels = 192;  // f16/bf16 pixels from which fast stride-1 rows skip the ring (plan_job)
 // Inputs below kWideLoadBytes: nhwc_output_fours prefetches a group's span
 // of each window row only where it is shorter than this (Job::
@@ -436,6 +438,35 @@ void plan_job(const Problem& q, Isa isa, CpuConfigOf<A>* c) {
   // 1.04x over 88 such rows with the AVX-512 machine's AVX2 kernels, 5
   // slower, worst 0.65x: it keeps its kernels.
   j.shared_run = isa == Isa::kAvx512 && !nchw && q.kw >= 3 * q.sw && hi > lo + 1 && !j.sep_s1;
+  // NHWC f32/f64 strided rows of pixels of a few channels, AVX-512: a
+  // row's interior outputs P at a time in one 64-byte vector (Job::packed,
+  // packed_run in kernels.inl; the same bits), P as many as fit the vector
+  // and whose taps ((P - 1) * sw + 1 pixels) fit two. 2-core Intel Xeon
+  // AVX-512 VM, 2026-12-07, two threads, both ways alternated, best of
+  // two, the NHWC f32/f64 rows of 2-8 channels (f64 2-4) of generator
+  // seeds 16451-16500 (bench/cpu/results/vm-intel-xeon-2026-12-07-packed-
+  // pixels-*): two outputs a vector 0.96x / 0.82x fast / pytorch numerics
+  // over 100 (two loads and a permute per tap where one output took one
+  // load), three 1.14x / 1.04x over 27 (pytorch numerics, windows of 30+
+  // inputs, 0.94x over 13: kPackedLongWindow), four or more 1.32-2.2x
+  // over 42. Not tuned on, the 137 rows of three or more of seeds
+  // 16501-16600: 1.26x / 1.26x, 93 / 77 faster by more than 10 %, 5 / 4
+  // slower (worst 0.73x, 5522x2x16x16 k4x5 s4x5 p2, whose rows of four
+  // outputs hold two interior ones: a partial group alone saves nothing
+  // and splits the row in three, so rows of fewer than P interior outputs
+  // keep narrow_pixels, 0.56 ms either way then). Against oneDNN on the
+  // 94 of them it runs: 1.93 -> 2.48x / 1.58 -> 2.06x (geomean), 19 -> 9
+  // / 19 -> 8 below it. 1010x2x59x176 k7x2 s7x2 ceil f32 pytorch
+  // numerics 6.6 -> 1.9 ms (oneDNN 4.5).
+  {
+    const int64_t N = 64 / (int64_t)sizeof(A);
+    const int64_t P = q.c <= N / 2 ? std::min(N / q.c, (2 * N - q.c) / (q.sw * q.c) + 1) : 1;
+    const bool packs = P >= kPackedOutputs ||
+                       (P == kPackedOutputs - 1 && (fast || q.kh * q.kw < kPackedLongWindow));
+    j.packed = isa == Isa::kAvx512 && !nchw && !converts && q.sw > 1 && hi - lo >= P && packs ? P : 0;
+    for (int64_t l = 0; l < 16; ++l)
+      j.packed_idx[l] = l < j.packed * q.c ? (int32_t)((l / q.c) * q.sw * q.c + l % q.c) : 0;
+  }
   // NHWC, fast numerics, windows of 3 rows or more that the ring does not
   // take: row sums first, as for tall windows. Summing each window directly
   // reads its kh rows as kh interleaved streams; the row sums read one row

@@ -1744,6 +1744,66 @@ __attribute__((noinline)) void shared_run(const T* const* hr, int64_t hn, int64_
 }
 #endif
 
+#if defined(__AVX512F__)
+// ---- NHWC pixels of a few channels, strided rows: outputs packed in a vector ----
+// Job::packed outputs (P) side by side in one 64-byte vector, lane g * V + c
+// holding output g's channel c. Tap j of a window row loads the
+// (P - 1) * sw + 1 pixels from the first output's tap j (two vectors,
+// masked to them) and picks pixel g * sw for each output g (vpermt2ps /
+// vpermt2pd). Each lane adds the same terms in the same order (rows then
+// columns, from 0) and is divided the same way as one output at a time:
+// the same bits, with two loads, one permute and one add per tap for P
+// outputs, where narrow_pixels took a masked ymm load and an add per
+// output and tap, and one division and one store for P outputs. Four
+// groups side by side, four chains of adds in flight: one group at a time
+// waited on its single chain (pytorch numerics, windows of 30+ inputs:
+// 282x4x557x41 k11 s2 f64 34.5 ms before, 56.4 with one group, 52.0 with
+// four; the rule in impls.cpp keeps such rows of three outputs a vector
+// on narrow_pixels). Each window row's span of the next output row is
+// prefetched (jb.prefetch, rows read once): without it the loads waited on
+// memory (4392x4x51x51 k2 s2 p0x1 f32, 182 MB: 16.8 ms, 9.9 with it, 16.1
+// before; oneDNN 10.5; 2-core Intel Xeon AVX-512 VM, 2026-12-07).
+template <class A>
+__attribute__((noinline)) void packed_run(const A* const* hr, int64_t hn, int64_t start, int64_t kw, int64_t sw,
+                                          int64_t V, int64_t P, const int32_t* packed_idx, int64_t below,
+                                          int64_t outputs, A d, const A* rcp, A* out) {
+  constexpr int N = simd<A>::n;
+  typedef int32_t lanes32 __attribute__((vector_size(N * 4)));
+  lanes32 from;
+  __builtin_memcpy(&from, packed_idx, sizeof from);
+  const vidx<A> idx = __builtin_convertvector(from, vidx<A>);  // lane l: (l / V) * sw * V + l % V
+  const vec<A> dv = zero<A>() + d, rv = zero<A>() + (rcp ? *rcp : A(0));
+  const int64_t step = P * sw * V;  // elements from one group's window to the next one's
+  // G groups from output g side by side (G chains of adds), m outputs in
+  // the last one (a tap reads ((m - 1) * sw + 1) * V elements)
+  auto groups = [&](auto Gc, int64_t g, int64_t m) {
+    constexpr int G = decltype(Gc)::value;
+    const int64_t need = ((m - 1) * sw + 1) * V;
+    const int64_t k0 = imin(need, N), k1 = need - k0;
+    vec<A> a[G];
+#pragma GCC unroll 4
+    for (int q = 0; q < G; ++q) a[q] = zero<A>();
+    for (int64_t r = 0; r < hn; ++r) {
+      const A* s = hr[r] + start + g * sw * V;
+      if (below) prefetch_lines(s + below, G * step * (int64_t)sizeof(A));
+      for (int64_t j = 0; j < kw; ++j, s += V)
+#pragma GCC unroll 4
+        for (int q = 0; q < G; ++q) a[q] += perm2(load_part(s + q * step, k0), load_part(s + q * step + N, k1), idx);
+    }
+#pragma GCC unroll 4
+    for (int q = 0; q < G; ++q)
+      store_part(out + (g + q * P) * V, rcp ? quot_fast(a[q], dv, rv) : a[q] / dv, (q + 1 < G ? P : m) * V);
+  };
+  int64_t g = 0;
+  for (; g + 4 * P <= outputs; g += 4 * P) groups(std::integral_constant<int, 4>{}, g, P);
+  if (g + 2 * P <= outputs) {
+    groups(std::integral_constant<int, 2>{}, g, P);
+    g += 2 * P;
+  }
+  for (; g < outputs; g += P) groups(std::integral_constant<int, 1>{}, g, imin(P, outputs - g));
+}
+#endif
+
 // T is the storage type of hr and out: A itself, or f16/bf16 read from the
 // input rows and written to dst with conversions in registers (then in
 // channel vectors at any width: the pixel-by-pixel pass for wide channels
@@ -1771,6 +1831,21 @@ void horizontal_nhwc(const Job& jb, const T* const* hr, int64_t hn, int64_t xa, 
         return;
       }
     }
+#endif
+#if defined(__AVX512F__)
+    if constexpr (direct)
+      if (jb.packed > 1) {  // the interior packed, the edges (no interior there) below
+        const int64_t i0 = imin(imax(ob0, jb.ox_lo), ob1), i1 = imax(imin(ob1, jb.ox_hi), i0);
+        if (i1 - i0 >= jb.packed) {
+          if (i0 > ob0) horizontal_nhwc<NT>(jb, hr, hn, xa, ob0, i0, div, rcp, input, out);
+          // each window row's span of the next output row (sh rows below)
+          const int64_t below = input && jb.prefetch ? jb.sh * jb.w * V : 0;
+          packed_run<A>(hr, hn, (jb.cols[i0].begin - xa) * V, jb.kw, jb.sw, V, jb.packed, jb.packed_idx, below,
+                        i1 - i0, div[i0], rcp ? rcp + i0 : nullptr, out + (i0 - ob0) * V);
+          if (ob1 > i1) horizontal_nhwc<NT>(jb, hr, hn, xa, i1, ob1, div, rcp, input, out + (i1 - ob0) * V);
+          return;
+        }
+      }
 #endif
     if (jb.flat_run) {  // the interior as one run, the edges (no interior there) below
       const int64_t i0 = imin(imax(ob0, jb.ox_lo), ob1), i1 = imax(imin(ob1, jb.ox_hi), i0);
