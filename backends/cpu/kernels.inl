@@ -1336,6 +1336,24 @@ __attribute__((noinline)) void narrow_pixels(const Job& jb, const T* const* hr, 
   // next output row's window, sh input rows below (impls.cpp has the
   // measurements).
   const int64_t below = jb.sh * jb.w * V;
+  // So do the groups of pixels of up to one ymm vector of such inputs
+  // whose rows are read once (kh <= sh),
+  // where there is a next output row (oh > 1): two groups ahead along the
+  // row was too short a distance for the loads of inputs beyond the
+  // caches (2-core Intel Xeon AVX-512 VM, 2026-12-07, two threads, both
+  // ways alternated, best of two, NHWC rows of pixels of up to one ymm
+  // vector of 24 MiB or more of generator seeds 16601-16640: kh <= sh
+  // 1.04x / 1.08x fast / pytorch numerics over 95, 13 / 25 faster by more
+  // than 10 %, 0 / 3 slower; kh > sh 1.00x / 1.05x over 43, 5 / 2 slower;
+  // not tuned on, the 213 rows of kh <= sh of seeds 16641-16720: 1.03x /
+  // 1.06x, 35 / 55 faster, 9 / 4 slower, the worst two (0.64x, 0.79x)
+  // planes of one output row, whose "next row" no window reads, now
+  // excluded; 215x4x235x235 k6 s7 bf16 pytorch numerics 4.4 -> 2.4 ms,
+  // oneDNN 3.8; the AVX2 kernels on 83 of those rows of more than one
+  // output row: 1.05x / 1.06x, 22 / 21 faster, 1 / 2 slower;
+  // bench/cpu/results/vm-intel-xeon-2026-12-07-groups-prefetch-below-*).
+  const bool below_groups = NV == 1 && same<L, ymm_lanes<A>>::value && pf && jb.prefetch_below &&
+                            jb.kh <= jb.sh && jb.oh > 1;
   // whether the Q windows from ox have one length (len)
   auto one_length = [&](int64_t ox, int Q, int64_t len) {
     bool same = ox + Q <= ob1;
@@ -1374,7 +1392,7 @@ __attribute__((noinline)) void narrow_pixels(const Job& jb, const T* const* hr, 
                                      rcp ? rcp + ox : nullptr, o);
       return;
     }
-    side_by_side(Qc, ox, b, len, true);
+    side_by_side(Qc, ox, b, len, !below_groups);
   };
   // the Q outputs from ox left where a group does not fit (edges and short
   // rows): each window row's span of the next output row prefetched
