@@ -2346,6 +2346,21 @@ void single_windows(const Job& jb, const T* src, T* dst, int64_t p0, int64_t p1,
         for (int64_t ox = ox0; ox < ox1; ++ox) drow[ox] = one(srow[jb.cols[ox].begin], div[ox]);
         continue;
       }
+      // NHWC inputs beyond the caches whose rows are skipped (sh > 1): the
+      // first line of each output's pixel in the next output row, sh rows
+      // below, prefetched; the hardware prefetcher ran on into the rows
+      // skipped. 2-core Intel Xeon AVX-512 VM, 2026-12-07, two threads,
+      // both ways alternated, best of two, NHWC k1 rows of 24 MiB or more,
+      // sw > 1, of generator seeds 16721-16800: sh > 1 1.10x / 1.10x fast
+      // / pytorch numerics over 28, sh == 1 1.00x over 14 (the next row is
+      // the next input row); the pixel's every line instead of its first
+      // ran 0.75-0.82x on pixels of 1-2.6 KiB; not tuned on, the 72 rows
+      // of sh > 1 of seeds 16801-17000: 1.10x / 1.11x, 32 / 33 faster by
+      // more than 10 %, 3 / 2 slower (worst 0.75x, 91x234x17x17 k1 s3
+      // f64, 0.29 ms); 1112x2x239x239 k1 s3 f16 19.1 -> 9.6 ms; the AVX2
+      // kernels on those rows 1.08x / 1.08x, 4 / 3 slower (worst 0.88x)
+      // (bench/cpu/results/vm-intel-xeon-2026-12-07-single-prefetch-below-*).
+      const int64_t below = jb.prefetch_below && jb.sh > 1 ? jb.sh * jb.w * V : 0;
 #if defined(AVGPOOL_CPU_NARROW_NHWC)
       // AVX2: ymm vectors (see horizontal_nhwc_narrow; 2-core AMD EPYC AVX2
       // VM, 2026-12-03, one thread, 94x3x104x104 k1 f32 NHWC: 47.4 -> 6.5 ms)
@@ -2353,6 +2368,7 @@ void single_windows(const Job& jb, const T* src, T* dst, int64_t p0, int64_t p1,
         constexpr int n = nar<A>::n;
         const T* sp = srow + jb.cols[ox].begin * V;
         T* dp = drow + ox * V;
+        if (below) __builtin_prefetch(sp + below, 0, 3);
         const nvec<A> d = nvec<A>{} + div[ox];
         for (int64_t c = 0; c < V; c += n) {
           const int64_t k = imin(n, V - c);
@@ -2364,6 +2380,7 @@ void single_windows(const Job& jb, const T* src, T* dst, int64_t p0, int64_t p1,
       for (int64_t ox = ox0; ox < ox1; ++ox) {
         const T* sp = srow + jb.cols[ox].begin * V;
         T* dp = drow + ox * V;
+        if (below) __builtin_prefetch(sp + below, 0, 3);
         const vec<A> d = zero<A>() + div[ox];
         // x / 1 is x: no division, which took a vector division per 16
         // channels (2-core Intel Xeon AVX-512 VM, 2026-12-05, two threads,
