@@ -123,6 +123,24 @@ void check_nhwc_pixels(avgpool_params p, uint64_t seed, int64_t divisor, std::in
       check_same_bits_every_isa(p, dtype, (avgpool_numerics)numerics);
 }
 
+std::vector<int64_t> channel_range(int64_t first, int64_t last) {
+  std::vector<int64_t> r;
+  for (int64_t c = first; c <= last; ++c) r.push_back(c);
+  return r;
+}
+
+// check_nhwc_pixels on each of shapes with each channel count in channels
+// (seed + c for c channels).
+template <size_t S>
+void check_nhwc_channels(const Shape (&shapes)[S], const std::vector<int64_t>& channels, uint64_t seed,
+                         int64_t divisor, std::initializer_list<avgpool_dtype> dtypes) {
+  for (int64_t c : channels)
+    for (Shape s : shapes) {
+      s.c = c;
+      check_nhwc_pixels(s.params(), seed + (uint64_t)c, divisor, dtypes);
+    }
+}
+
 // p in NCHW against the reference in every variant (from seed), with a
 // divisor override, with special values, and the same bits on every
 // instruction set in each of dtypes and numerics.
@@ -656,11 +674,7 @@ TEST_CASE("NHWC f16/bf16 with 1-16 channels: read directly or converted first, e
       {1, 0, 300, 30, 18, 3, 4, 3, 2, 1, 1}, {2, 0, 40, 33, 3, 5, 1, 2, 1, 2, 0},
       {1, 0, 13, 37, 3, 3, 3, 3, 1, 1, 1},
   };
-  for (int64_t c = 1; c <= 16; ++c)
-    for (Shape s : shapes) {
-      s.c = c;
-      check_nhwc_pixels(s.params(), 37 + (uint64_t)c, 7, {AVGPOOL_DTYPE_F16, AVGPOOL_DTYPE_BF16});
-    }
+  check_nhwc_channels(shapes, channel_range(1, 16), 37, 7, {AVGPOOL_DTYPE_F16, AVGPOOL_DTYPE_BF16});
 }
 
 TEST_CASE("NHWC with 17-32 channels: every dtype, numerics and instruction set, special values") {
@@ -676,12 +690,8 @@ TEST_CASE("NHWC with 17-32 channels: every dtype, numerics and instruction set, 
       {2, 0, 17, 30, 4, 2, 2, 3, 1, 0, 0},
       {1, 0, 9, 41, 2, 5, 3, 1, 0, 2, 1},
   };
-  for (int64_t c = 17; c <= 32; ++c)
-    for (Shape s : shapes) {
-      s.c = c;
-      check_nhwc_pixels(s.params(), 53 + (uint64_t)c, 6,
-                        {AVGPOOL_DTYPE_F32, AVGPOOL_DTYPE_F16, AVGPOOL_DTYPE_BF16});
-    }
+  check_nhwc_channels(shapes, channel_range(17, 32), 53, 6,
+                      {AVGPOOL_DTYPE_F32, AVGPOOL_DTYPE_F16, AVGPOOL_DTYPE_BF16});
 }
 
 TEST_CASE("NHWC pixels in 32-byte vectors (AVX2; AVX-512 up to one vector): f32 and f64 of 1-40 channels, every numerics and instruction set") {
@@ -706,11 +716,8 @@ TEST_CASE("NHWC pixels in 32-byte vectors (AVX2; AVX-512 up to one vector): f32 
       {10, 0, 9, 23, 3, 5, 1, 3, 0, 0, 0},  // rows of 7 outputs: four, then three
       {22, 0, 5, 15, 2, 5, 1, 1, 0, 0, 0},  // rows of 11 outputs: eight or four, then three
   };
-  for (int64_t c : {2, 3, 4, 5, 7, 8, 9, 11, 12, 13, 15, 16, 17, 20, 23, 24, 25, 31, 32, 33, 36, 40, 257, 301})
-    for (Shape s : shapes) {
-      s.c = c;
-      check_nhwc_pixels(s.params(), 79 + (uint64_t)c, 5, {AVGPOOL_DTYPE_F32, AVGPOOL_DTYPE_F64});
-    }
+  check_nhwc_channels(shapes, {2, 3, 4, 5, 7, 8, 9, 11, 12, 13, 15, 16, 17, 20, 23, 24, 25, 31, 32, 33, 36, 40, 257, 301},
+                      79, 5, {AVGPOOL_DTYPE_F32, AVGPOOL_DTYPE_F64});
 }
 
 TEST_CASE("NHWC f16/bf16 of 6-15 channels, windows of one or two rows overlapping along the row: read directly in fast numerics") {
@@ -724,11 +731,7 @@ TEST_CASE("NHWC f16/bf16 of 6-15 channels, windows of one or two rows overlappin
       {1, 0, 7, 61, 1, 8, 1, 7, 0, 0, 1},
       {3, 0, 8, 33, 2, 2, 3, 1, 0, 1, 0},
   };
-  for (int64_t c : {6, 9, 13, 15})
-    for (Shape s : shapes) {
-      s.c = c;
-      check_nhwc_pixels(s.params(), 223 + (uint64_t)c, 5, {AVGPOOL_DTYPE_F16, AVGPOOL_DTYPE_BF16});
-    }
+  check_nhwc_channels(shapes, {6, 9, 13, 15}, 223, 5, {AVGPOOL_DTYPE_F16, AVGPOOL_DTYPE_BF16});
 }
 
 TEST_CASE("NHWC f64 pixels of 32+ channels, windows of 3-6 rows whose row sums save little: summed directly in fast numerics") {
@@ -786,12 +789,8 @@ TEST_CASE("NHWC overlapping windows beyond 32 KiB: outputs side by side, every d
       {1, 0, 10, 40, 6, 11, 2, 3, 2, 5, 0},  {1, 0, 9, 17, 9, 9, 1, 1, 0, 4, 0},
       {1, 0, 9, 300, 9, 10, 4, 1, 0, 0, 0},
   };
-  for (int64_t c : {57, 130, 300})
-    for (Shape s : shapes) {
-      s.c = c;
-      check_nhwc_pixels(s.params(), 151 + (uint64_t)c, 5,
-                        {AVGPOOL_DTYPE_F32, AVGPOOL_DTYPE_F16, AVGPOOL_DTYPE_BF16, AVGPOOL_DTYPE_F64});
-    }
+  check_nhwc_channels(shapes, {57, 130, 300}, 151, 5,
+                      {AVGPOOL_DTYPE_F32, AVGPOOL_DTYPE_F16, AVGPOOL_DTYPE_BF16, AVGPOOL_DTYPE_F64});
 }
 
 TEST_CASE("NHWC windows one column wide: row sums first or window sums in registers, every numerics and instruction set") {
@@ -806,16 +805,8 @@ TEST_CASE("NHWC windows one column wide: row sums first or window sums in regist
       {1, 0, 41, 13, 11, 1, 3, 1, 5, 0, 1},
       {3, 0, 17, 9, 3, 1, 1, 1, 1, 0, 1},
   };
-  for (int64_t c : {7, 8, 15, 16, 17, 33, 70})
-    for (Shape s : shapes) {
-      s.c = c;
-      check_nhwc_pixels(s.params(), 131 + (uint64_t)c, 3, {AVGPOOL_DTYPE_F32, AVGPOOL_DTYPE_F64});
-    }
-  for (int64_t c : {3, 4, 8, 9})
-    for (Shape s : shapes) {
-      s.c = c;
-      check_nhwc_pixels(s.params(), 137 + (uint64_t)c, 3, {AVGPOOL_DTYPE_F16, AVGPOOL_DTYPE_BF16});
-    }
+  check_nhwc_channels(shapes, {7, 8, 15, 16, 17, 33, 70}, 131, 3, {AVGPOOL_DTYPE_F32, AVGPOOL_DTYPE_F64});
+  check_nhwc_channels(shapes, {3, 4, 8, 9}, 137, 3, {AVGPOOL_DTYPE_F16, AVGPOOL_DTYPE_BF16});
 }
 
 TEST_CASE("AVX2 wide NHWC pixels: window rows outer over several outputs, or per output and chunk") {
@@ -829,12 +820,8 @@ TEST_CASE("AVX2 wide NHWC pixels: window rows outer over several outputs, or per
       {1, 0, 12, 23, 3, 4, 4, 5, 1, 2, 1},
       {1, 0, 20, 9, 17, 2, 3, 2, 0, 1, 0},
   };
-  for (int64_t c : {33, 97, 165, 255, 511, 512, 513, 1030})
-    for (Shape s : shapes) {
-      s.c = c;
-      check_nhwc_pixels(s.params(), 131 + (uint64_t)c, 5,
-                        {AVGPOOL_DTYPE_F32, AVGPOOL_DTYPE_F64, AVGPOOL_DTYPE_F16, AVGPOOL_DTYPE_BF16});
-    }
+  check_nhwc_channels(shapes, {33, 97, 165, 255, 511, 512, 513, 1030}, 131, 5,
+                      {AVGPOOL_DTYPE_F32, AVGPOOL_DTYPE_F64, AVGPOOL_DTYPE_F16, AVGPOOL_DTYPE_BF16});
 }
 
 TEST_CASE("AVX2 NHWC: stride-1 ring on ymm vectors and the next row's prefetch keep the bits of every instruction set") {
@@ -877,12 +864,8 @@ TEST_CASE("NHWC short rows: four planes or four output rows side by side, every 
       {9, 0, 15, 13, 2, 2, 2, 2, 1, 1, 0},     // rows of 7, four in fours, kh = sh: not taken
       {9, 0, 20, 14, 3, 2, 3, 4, 1, 1, 1},     // rows of 4, none in fours; gaps between windows, ceil_mode
   };
-  for (int64_t c : {2, 3, 4, 5, 8, 9, 10, 14, 16, 17, 31, 32, 33})
-    for (Shape s : shapes) {
-      s.c = c;
-      check_nhwc_pixels(s.params(), 171 + (uint64_t)c, 7,
-                        {AVGPOOL_DTYPE_F32, AVGPOOL_DTYPE_F64, AVGPOOL_DTYPE_F16, AVGPOOL_DTYPE_BF16});
-    }
+  check_nhwc_channels(shapes, {2, 3, 4, 5, 8, 9, 10, 14, 16, 17, 31, 32, 33}, 171, 7,
+                      {AVGPOOL_DTYPE_F32, AVGPOOL_DTYPE_F64, AVGPOOL_DTYPE_F16, AVGPOOL_DTYPE_BF16});
 }
 
 TEST_CASE("AVX2 wide NHWC pixels: passes of up to eight ymm vectors, the last of three to eight") {
@@ -895,12 +878,10 @@ TEST_CASE("AVX2 wide NHWC pixels: passes of up to eight ymm vectors, the last of
       {2, 0, 13, 14, 5, 4, 3, 2, 1, 1, 0},
       {3, 0, 9, 9, 2, 2, 4, 2, 0, 0, 1},
   };
-  for (int64_t c : {17, 20, 21, 24, 25, 28, 29, 33, 36, 37, 40, 41, 44, 48, 49, 56, 57, 64, 65, 72, 73, 80, 81, 88,
-                    137, 144, 145, 152})
-    for (Shape s : shapes) {
-      s.c = c;
-      check_nhwc_pixels(s.params(), 191 + (uint64_t)c, 5, {AVGPOOL_DTYPE_F32, AVGPOOL_DTYPE_F64});
-    }
+  check_nhwc_channels(shapes,
+                      {17, 20, 21, 24, 25, 28, 29, 33, 36, 37, 40, 41, 44, 48, 49, 56, 57, 64, 65, 72, 73, 80, 81, 88,
+                       137, 144, 145, 152},
+                      191, 5, {AVGPOOL_DTYPE_F32, AVGPOOL_DTYPE_F64});
 }
 
 TEST_CASE("AVX-512 NHWC pixels of three or four vectors in pairs, f64 pixels of one vector in fours") {
@@ -919,12 +900,8 @@ TEST_CASE("AVX-512 NHWC pixels of three or four vectors in pairs, f64 pixels of 
       {11, 0, 11, 17, 3, 3, 2, 3, 1, 1, 0},
       {14, 0, 9, 13, 3, 4, 2, 1, 1, 2, 0},
   };
-  for (int64_t c : {5, 8, 17, 24, 32, 33, 47, 48, 49, 50, 63, 64})
-    for (Shape s : shapes) {
-      s.c = c;
-      check_nhwc_pixels(s.params(), 211 + (uint64_t)c, 7,
-                        {AVGPOOL_DTYPE_F32, AVGPOOL_DTYPE_F64, AVGPOOL_DTYPE_F16, AVGPOOL_DTYPE_BF16});
-    }
+  check_nhwc_channels(shapes, {5, 8, 17, 24, 32, 33, 47, 48, 49, 50, 63, 64}, 211, 7,
+                      {AVGPOOL_DTYPE_F32, AVGPOOL_DTYPE_F64, AVGPOOL_DTYPE_F16, AVGPOOL_DTYPE_BF16});
 }
 
 TEST_CASE("AVX-512 NHWC f32/f64 pixels of 2-8 channels on strided rows: several outputs a vector, every numerics and instruction set") {
@@ -944,11 +921,7 @@ TEST_CASE("AVX-512 NHWC f32/f64 pixels of 2-8 channels on strided rows: several 
       {11, 0, 6, 33, 1, 2, 1, 3, 0, 1, 1}, {22, 0, 5, 90, 2, 7, 2, 7, 1, 3, 0},
       {2, 0, 9, 47, 2, 2, 2, 2, 0, 1, 0},
   };
-  for (int64_t c : {2, 3, 4, 5, 6, 7, 8})
-    for (Shape s : shapes) {
-      s.c = c;
-      check_nhwc_pixels(s.params(), 223 + (uint64_t)c, 3, {AVGPOOL_DTYPE_F32, AVGPOOL_DTYPE_F64});
-    }
+  check_nhwc_channels(shapes, {2, 3, 4, 5, 6, 7, 8}, 223, 3, {AVGPOOL_DTYPE_F32, AVGPOOL_DTYPE_F64});
 }
 
 #if defined(__unix__)

@@ -1838,43 +1838,36 @@ void horizontal_nhwc(const Job& jb, const T* const* hr, int64_t hn, int64_t xa, 
   };
   const int64_t V = jb.vec;
   if constexpr (!NT) {
-#if defined(__AVX512F__)
-    if (jb.shared_run && hn * jb.kw * V * (int64_t)sizeof(T) > kSharedWindow) {
+    // The interior outputs [i0, i1) (every window inside the row) through
+    // run when there are at least min of them, the edges on either side
+    // through this function; false (nothing done) otherwise.
+    auto interior_run = [&](int64_t min, auto&& run) {
       const int64_t i0 = imin(imax(ob0, jb.ox_lo), ob1), i1 = imax(imin(ob1, jb.ox_hi), i0);
-      if (i1 > i0 + 1) {
-        if (i0 > ob0) horizontal_nhwc<NT>(jb, hr, hn, xa, ob0, i0, div, rcp, input, out);
-        shared_run<T, A>(hr, hn, (jb.cols[i0].begin - xa) * V, jb.kw, jb.sw, V, i1 - i0, div[i0],
-                         rcp ? rcp + i0 : nullptr, out + (i0 - ob0) * V);
-        if (ob1 > i1) horizontal_nhwc<NT>(jb, hr, hn, xa, i1, ob1, div, rcp, input, out + (i1 - ob0) * V);
+      if (i1 - i0 < min) return false;
+      if (i0 > ob0) horizontal_nhwc<NT>(jb, hr, hn, xa, ob0, i0, div, rcp, input, out);
+      run((jb.cols[i0].begin - xa) * V, i1 - i0, div[i0], rcp ? rcp + i0 : nullptr, out + (i0 - ob0) * V);
+      if (ob1 > i1) horizontal_nhwc<NT>(jb, hr, hn, xa, i1, ob1, div, rcp, input, out + (i1 - ob0) * V);
+      return true;
+    };
+#if defined(__AVX512F__)
+    if (jb.shared_run && hn * jb.kw * V * (int64_t)sizeof(T) > kSharedWindow &&
+        interior_run(2, [&](int64_t start, int64_t n, A d, const A* r, T* o) {
+          shared_run<T, A>(hr, hn, start, jb.kw, jb.sw, V, n, d, r, o);
+        }))
+      return;
+    if constexpr (direct) {
+      // each window row's span of the next output row (sh rows below)
+      const int64_t below = input && jb.prefetch ? jb.sh * jb.w * V : 0;
+      if (jb.packed > 1 && interior_run(jb.packed, [&](int64_t start, int64_t n, A d, const A* r, T* o) {
+            packed_run<A>(hr, hn, start, jb.kw, jb.sw, V, jb.packed, jb.packed_idx, below, n, d, r, o);
+          }))
         return;
-      }
     }
 #endif
-#if defined(__AVX512F__)
-    if constexpr (direct)
-      if (jb.packed > 1) {  // the interior packed, the edges (no interior there) below
-        const int64_t i0 = imin(imax(ob0, jb.ox_lo), ob1), i1 = imax(imin(ob1, jb.ox_hi), i0);
-        if (i1 - i0 >= jb.packed) {
-          if (i0 > ob0) horizontal_nhwc<NT>(jb, hr, hn, xa, ob0, i0, div, rcp, input, out);
-          // each window row's span of the next output row (sh rows below)
-          const int64_t below = input && jb.prefetch ? jb.sh * jb.w * V : 0;
-          packed_run<A>(hr, hn, (jb.cols[i0].begin - xa) * V, jb.kw, jb.sw, V, jb.packed, jb.packed_idx, below,
-                        i1 - i0, div[i0], rcp ? rcp + i0 : nullptr, out + (i0 - ob0) * V);
-          if (ob1 > i1) horizontal_nhwc<NT>(jb, hr, hn, xa, i1, ob1, div, rcp, input, out + (i1 - ob0) * V);
-          return;
-        }
-      }
-#endif
-    if (jb.flat_run) {  // the interior as one run, the edges (no interior there) below
-      const int64_t i0 = imin(imax(ob0, jb.ox_lo), ob1), i1 = imax(imin(ob1, jb.ox_hi), i0);
-      if (i1 > i0) {
-        if (i0 > ob0) horizontal_nhwc<NT>(jb, hr, hn, xa, ob0, i0, div, rcp, input, out);
-        flat_run<T, A>(hr, hn, (jb.cols[i0].begin - xa) * V, jb.kw, V, (i1 - i0) * V, div[i0],
-                       rcp ? rcp + i0 : nullptr, out + (i0 - ob0) * V);
-        if (ob1 > i1) horizontal_nhwc<NT>(jb, hr, hn, xa, i1, ob1, div, rcp, input, out + (i1 - ob0) * V);
-        return;
-      }
-    }
+    if (jb.flat_run && interior_run(1, [&](int64_t start, int64_t n, A d, const A* r, T* o) {
+          flat_run<T, A>(hr, hn, start, jb.kw, V, n * V, d, r, o);
+        }))
+      return;
   }
 #if defined(AVGPOOL_CPU_NARROW_NHWC)
   return horizontal_nhwc_narrow<T, A>(jb, hr, hn, xa, ob0, ob1, div, rcp, input, out);
