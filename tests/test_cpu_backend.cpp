@@ -756,6 +756,29 @@ TEST_CASE("NHWC f64 pixels of 32+ channels, windows of 3-6 rows whose row sums s
     }
 }
 
+TEST_CASE("NHWC f32 pixels of 8+ channels, windows of 3-6 rows whose row sums save under a fifth: summed directly in fast numerics") {
+  // impls.cpp, f32_direct: no row sums, so fast numerics add each window in
+  // PyTorch's order and, over pixels of 21+ channels on these inputs, give
+  // pytorch numerics' bits (row sums add in another order). Disjoint windows,
+  // windows overlapping down the plane and along the row, padding,
+  // ceil_mode; pixels of a partial 32-byte vector, of partial and whole
+  // 64-byte ones.
+  const Shape shapes[] = {
+      {2, 0, 20, 21, 5, 5, 5, 5, 1, 1, 1},
+      {1, 0, 30, 40, 3, 3, 2, 3, 1, 1, 0},
+      {3, 0, 13, 29, 4, 3, 4, 2, 0, 1, 1},
+      {1, 0, 12, 30, 6, 4, 3, 4, 2, 0, 0},
+  };
+  check_nhwc_channels(shapes, {9, 21, 84, 130}, 347, 5, {AVGPOOL_DTYPE_F32});
+  for (int64_t c : {21, 84, 130})
+    for (Shape s : shapes) {
+      s.c = c;
+      avgpool_params q = s.params();
+      q.layout = AVGPOOL_LAYOUT_NHWC;
+      check_fast_bits_are_pytorch(q, AVGPOOL_DTYPE_F32, 29 + (uint64_t)c);
+    }
+}
+
 TEST_CASE("NHWC stride-1 rows as one flat run: every dtype, numerics and instruction set, special values") {
   // Job::flat_run: with sw == 1 and channels short of whole vectors (32
   // bytes on AVX2, 64 on the other sets), a block's interior outputs are

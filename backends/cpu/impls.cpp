@@ -120,8 +120,9 @@ constexpr int64_t kDisjointEachWindow = 16;      // inputs of a window from whic
 constexpr int64_t kDisjointEachRow = 4;          // and outputs of a row
 constexpr int64_t kDisjointEachRowTwo = 8;       // the same for pixels of two ymm vectors
 constexpr int64_t kShortSumRow = 256;            // elements of a row below which NHWC row sums may be skipped (plan_job)
-constexpr int64_t kDirectF64Pixel = 256;         // bytes of an f64 pixel from which fast windows of
-constexpr int64_t kDirectF64Rows = 6;            // up to this many rows may skip row sums (plan_job)
+constexpr int64_t kDirectF64Pixel = 256;         // bytes of an f64 pixel and
+constexpr int64_t kDirectF32Pixel = 32;          // of an f32 one from which fast windows of
+constexpr int64_t kDirectRows = 6;               // up to this many rows may skip row sums (plan_job)
 constexpr int64_t kRowPassAdds = 4;              // a row pass's set-up and tail in that rule, in vector adds
 constexpr int64_t kOneColumnPixel = 64;          // bytes of a pixel from which one-column NHWC windows skip row sums (plan_job)
 constexpr int64_t kDisjointWindow = 16;          // inputs of a window up to which non-overlapping NHWC windows skip row sums
@@ -618,7 +619,7 @@ void plan_job(const Problem& q, Isa isa, CpuConfigOf<A>* c) {
   const bool disjoint_small = !converts && q.kh <= q.sh && q.kw <= q.sw && window_at_most(q, kDisjointWindow) &&
                               q.c * q.element_size < kDisjointPixel;
   // Nor f64 pixels of kDirectF64Pixel bytes or more under windows of at most
-  // kDirectF64Rows rows where the row sums save less than half the adds (the
+  // kDirectRows rows where the row sums save less than half the adds (the
   // count above): such a pixel is four 64-byte vectors or more, whose store
   // to the buffer and reload cost about what a window's adds do. 2-core
   // Intel Xeon AVX-512 VM, 2026-12-07, two threads, both ways alternated,
@@ -630,9 +631,24 @@ void plan_job(const Problem& q, Isa isa, CpuConfigOf<A>* c) {
   // 0.72x, 37x477x33x33 k6x9 s5x4); 1x298x175x175 k3 s1 6.6 -> 5.0 ms.
   // The AVX2 kernels on those rows: 1.019x, 43 faster, 26 slower.
   const bool wide_f64_direct = q.dtype == AVGPOOL_DTYPE_F64 && q.c * q.element_size >= kDirectF64Pixel &&
-                               q.kh <= kDirectF64Rows && direct_adds < 2 * sum_adds;
+                               q.kh <= kDirectRows && direct_adds < 2 * sum_adds;
+  // Nor f32 pixels of kDirectF32Pixel bytes or more (8+ channels) under
+  // windows of at most kDirectRows rows where the row sums save under a
+  // fifth of the adds: the buffer's store and reload then cost more than
+  // they save. 2-core Intel Xeon AVX-512 VM, 2026-12-07, two threads, both
+  // ways alternated, best of two, the NHWC f32 rows of 8+ channels and 3-8
+  // rows that took row sums: tuned on seeds 17007-17066 (all 162 rows
+  // without them 1.00x, 34 faster by more than 10 %, 31 slower; windows of
+  // up to 6 rows where the sums save under a fifth 1.07x over 72, 2
+  // slower). Not tuned on, the 151 it moves of seeds 17067-17200: 1.04x,
+  // 38 faster, 18 slower (worst 0.71x, 1x21x1726x1636 k4x11 s2x11 ceil),
+  // below oneDNN on 56 -> 39 of 126; the AVX2 kernels 1.047x, 16 slower.
+  // 26x84x17x467 k6x2 s7x1 p2x1 1.85 -> 1.40 ms, oneDNN 1.40.
+  const bool f32_direct = q.dtype == AVGPOOL_DTYPE_F32 && q.c * q.element_size >= kDirectF32Pixel &&
+                          q.kh <= kDirectRows && 4 * direct_adds < 5 * sum_adds;
   if (!nchw && fast && !j.sep_s1 && (!converts || q.c < 16) && q.kh >= kNhwcRowSumRows && j.max_rows < kTallRows &&
-      !row_gaps && !half_short && !short_rows_direct && !one_column_wide && !disjoint_small && !wide_f64_direct)
+      !row_gaps && !half_short && !short_rows_direct && !one_column_wide && !disjoint_small && !wide_f64_direct &&
+      !f32_direct)
     j.tall = j.presum = true;
   // Blocks that read f16/bf16 channel vectors directly (Job::half_direct):
   // 16 floats are one vector in every instruction set (simd.inl), and with
