@@ -4,6 +4,8 @@
 // forward rule below names the measurement behind it (H200, f32 unless said,
 // 2026-11-29; docs/cuda.md has the tables); the backward order follows from
 // what each implementation must move and compute, as its comment says.
+#include <algorithm>
+
 #include "common.cuh"
 #include "impls.h"
 
@@ -186,9 +188,45 @@ constexpr int64_t kWideWindow = 49;
 // -> 0.92x); below 0.97x PyTorch 8 -> 1 in each numerics (bench/gpu/
 // results/h200-2026-12-02-one-column-half-types.json).
 constexpr int64_t kDirectBlockThreads = 256;
+// cuda:nchw_row_bulk sums one output per lane from shared memory: 32
+// consecutive outputs of a column read their first window rows sh * w
+// elements apart (the next plane's after oh). The most distinct 4-byte
+// words any bank holds among those 32 addresses is the serialisation of
+// each of their loads.
+int64_t column_bank_conflict(const Problem& q) {
+  int64_t words[32];
+  for (int64_t j = 0; j < 32; ++j) {
+    const int64_t plane = j / q.oh, oy = j % q.oh;
+    const int64_t row = plane * q.h + std::max<int64_t>(0, oy * q.sh - q.ph);
+    words[j] = row * q.w * q.element_size / 4;
+  }
+  std::sort(words, words + 32);
+  int64_t per_bank[32] = {};
+  for (int64_t j = 0; j < 32; ++j) {
+    if (j == 0 || words[j] != words[j - 1]) ++per_bank[words[j] % 32];
+  }
+  return *std::max_element(per_bank, per_bank + 32);
+}
+// f16/bf16 columns: staged where those loads serialise less than 16 ways
+// and the input (32 MiB or more) does not stay in L2 between launches.
+// Forced over 145 configurations of windows of 49+ inputs (H100,
+// 2026-12-06, device time, seeds 7350-8149): staged 71, in 0.73 of
+// direct's time (57 faster by more than 10 %, 5 slower: 750x18x820x7 k11
+// s4 f16 1.51x); rows of 16 bytes at sh 4 or 8 conflict 16 ways or more
+// and ran up to 3.37x direct's time staged (3622x113x145x8 k8 s4x10 bf16).
+// Not tuned on, the 70 such configurations of seeds 8150-8449 (H100,
+// 2026-12-07, device time; 68 staged): 1.25x / 1.28x faster than direct in
+// fast / pytorch numerics (geomean; 51 / 52 faster by more than 10 %, 10 /
+// 6 slower: 26836x13x231x9 k10x7 s1x7 bf16 0.44x, 1305x2x1262x8 k11
+// s2x11 f16 0.27x in pytorch numerics), 1.17x -> 1.46x / 1.49x PyTorch,
+// below 0.97x PyTorch 9 -> 5 / 3 (bench/gpu/results/
+// h100-2026-12-07-one-column-half-staged-confirm-*.json).
+bool stage_half_column(const Problem& q) {
+  return q.src_elements * q.element_size >= (int64_t(32) << 20) && column_bank_conflict(q) < 16;
+}
 bool few_outputs_of_wide_windows(const Problem& q, const DeviceInfo& device) {
   if (q.window_inputs() < kWideWindow) return false;
-  if (q.ow == 1 && q.oh > 1) return !half_type(q);
+  if (q.ow == 1 && q.oh > 1) return !half_type(q) || stage_half_column(q);
   const bool whole_plane = q.window_inputs() == q.h * q.w;
   return q.oh * q.ow <= kFewOutputs && (q.dst_elements < kDirectBlockThreads * device.sms || whole_plane);
 }

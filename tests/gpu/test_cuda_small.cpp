@@ -133,7 +133,12 @@ TEST_CASE("the CUDA implementations are registered; AUTO follows the measured ch
       {7, 2, 3, AVGPOOL_NUMERICS_FAST, "cuda:any_direct", 160},          // 7x7 beyond stride 1
       {11, 4, 0, AVGPOOL_NUMERICS_PYTORCH, "cuda:any_direct", 512},  // pytorch numerics: direct before staging
       {7, 5, 0, AVGPOOL_NUMERICS_FAST, "cuda:nchw_row_bulk", 10},    // one output column of wide windows
-      {7, 5, 0, AVGPOOL_NUMERICS_FAST, "cuda:any_direct", 10, AVGPOOL_DTYPE_F16},  // ... in f16: direct
+      {7, 5, 0, AVGPOOL_NUMERICS_FAST, "cuda:any_direct", 10, AVGPOOL_DTYPE_F16},  // ... in f16 under 32 MiB: direct
+      // ... in f16 of 40 MiB, loads spread over the shared-memory banks: staged
+      {7, 5, 0, AVGPOOL_NUMERICS_FAST, "cuda:nchw_row_bulk", 10, AVGPOOL_DTYPE_F16, 4096, AVGPOOL_LAYOUT_NCHW, 8},
+      {7, 5, 0, AVGPOOL_NUMERICS_PYTORCH, "cuda:nchw_row_bulk", 10, AVGPOOL_DTYPE_BF16, 4096, AVGPOOL_LAYOUT_NCHW, 8},
+      // ... rows of 16 bytes at row stride 4: 17 words on one bank, direct
+      {8, 4, 0, AVGPOOL_NUMERICS_FAST, "cuda:any_direct", 8, AVGPOOL_DTYPE_F16, 8192, AVGPOOL_LAYOUT_NCHW, 8},
       {20, 19, 0, AVGPOOL_NUMERICS_FAST, "cuda:nchw_row_bulk", 40},   // 6 outputs a plane of 400-input windows, few planes
       {20, 19, 0, AVGPOOL_NUMERICS_FAST, "cuda:any_direct", 40, f32, 4096},  // ... and many planes: a block per SM
       {7, 2, 0, AVGPOOL_NUMERICS_FAST, "cuda:nchw_row_bulk", 7, f32, 4096, AVGPOOL_LAYOUT_NCHW, 16, 7},  // global 7x7 stays staged
