@@ -114,7 +114,11 @@ constexpr int64_t kHalfSepChannels = 192;  // f16/bf16 pixels from which fast st
 // 0.99x over 49, while the 147 larger ones, unchanged, ran 0.98-0.99x (the
 // run-to-run spread). Spans under 1 KiB and inputs under 16 MB, without
 // the prefetch: 1.00-1.02x, f16 down to 0.90x. (bench/cpu/results/
-// vm-intel-xeon-2026-12-06-span-prefetch-limit-*.log)
+// vm-intel-xeon-2026-12-06-span-prefetch-limit-*.log) Windows overlapping
+// down the plane (kh > sh), whose rows the next output row reads again,
+// without the prefetch under 24 MB: 1.02x over 76 of seeds 17201-17260,
+// 1.01x over 109 of seeds 17261-17360 (the same VM and method, 2026-12-07;
+// 106x29x44x44 k11x2 s6x2 pytorch numerics 0.49 -> 0.44 ms): level, kept.
 constexpr int64_t kCachedSpanPrefetch = 1024;
 constexpr int64_t kDisjointEachWindow = 16;      // inputs of a window from which Job::disjoint_each holds
 constexpr int64_t kDisjointEachRow = 4;          // and outputs of a row
