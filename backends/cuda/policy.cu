@@ -81,6 +81,23 @@ bool tiled_wanted(const Problem& q, const DeviceInfo& device) {
   return tiled_shape(q, device).outputs_per_block >= 2 * kTiledThreads;
 }
 
+// cuda:nchw_vec_column_walk, except on rows of at most kNarrowVecRow bytes
+// without padding along the row under 3x3 and 5x5 windows, which
+// cuda:nchw_column_walk takes: every output there sits kw / 2 columns off
+// its vector, and the scalar walk ran faster. NCHW rows of 1-4 16-byte
+// vectors, 3x3/5x5 without padding, forced (H100, 2026-12-07, device time,
+// two random draws): the tuning draw 1.37x faster over 8 (6 by more than
+// 10 %, none slower; 9420x56x18x16 k3 bf16 2.87x), the second, not tuned
+// on, 1.40x over 11 (9 / 0; 62x33x551x8 k3 f16 1.04x -> 2.67x PyTorch).
+// With padding kw / 2 the vectors led (0.26-1.06 of the fastest other's
+// time over 16). Wider rows and 5x5 with padding 1 were not measured and
+// keep the vectors (bench/gpu/results/
+// h100-2026-12-07-narrow-vec-walk-{tune,confirm}.json).
+constexpr int64_t kNarrowVecRow = 64;
+bool vec_column_walk_wanted(const Problem& q) {
+  return q.pw != 0 || q.kw > 5 || q.w * q.element_size > kNarrowVecRow;
+}
+
 // cuda:nchw_stride_eq before cuda:nchw_row_bulk for stride == kernel in
 // f16/bf16 fast numerics on wide rows (f16 seed 1.97 ms against 2.06; its
 // pytorch numerics are slower there: 2.75 against 2.07) and for tiny windows
@@ -655,7 +672,7 @@ size_t auto_order(const Problem& q, const DeviceInfo& device, Direction directio
   if (q.layout == AVGPOOL_LAYOUT_NCHW) {
     if (nchw_direct_first(q, device)) add_direct();
     if (row_stream_wanted(q, device)) add(&kNchwRowStreamImpl);
-    add(&kNchwVecColumnWalkImpl);  // fast numerics, 3x3/5x5/7x7 at stride 1
+    if (vec_column_walk_wanted(q)) add(&kNchwVecColumnWalkImpl);  // fast numerics, 3x3/5x5/7x7 at stride 1
     add(&kNchwColumnWalkImpl);     // 2x2/3x3/5x5 at row stride 1 or 2
     if (nchw_direct_before_staging(q, device)) add_direct();
     if (tiled_wanted(q, device)) add(&kNchwTiledImpl);

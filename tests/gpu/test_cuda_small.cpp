@@ -130,6 +130,12 @@ TEST_CASE("the CUDA implementations are registered; AUTO follows the measured ch
       {3, 2, 1, AVGPOOL_NUMERICS_PYTORCH, "cuda:any_direct", 160, AVGPOOL_DTYPE_BF16},
       {2, 2, 0, AVGPOOL_NUMERICS_FAST, "cuda:nchw_column_walk", 160, AVGPOOL_DTYPE_BF16},  // ... not 2x2
       {7, 1, 3, AVGPOOL_NUMERICS_FAST, "cuda:nchw_vec_column_walk"},
+      // rows of 64 bytes or less without padding: 3x3, 5x5 on the scalar walk, 7x7 on the vectors
+      {3, 1, 0, AVGPOOL_NUMERICS_FAST, "cuda:nchw_column_walk", 16},
+      {5, 1, 0, AVGPOOL_NUMERICS_FAST, "cuda:nchw_column_walk", 32, AVGPOOL_DTYPE_F16},
+      {3, 1, 1, AVGPOOL_NUMERICS_FAST, "cuda:nchw_vec_column_walk", 16},
+      {7, 1, 0, AVGPOOL_NUMERICS_FAST, "cuda:nchw_vec_column_walk", 16},
+      {3, 1, 0, AVGPOOL_NUMERICS_FAST, "cuda:nchw_vec_column_walk", 32},  // rows of 128 bytes
       {7, 2, 3, AVGPOOL_NUMERICS_FAST, "cuda:any_direct", 160},          // 7x7 beyond stride 1
       {11, 4, 0, AVGPOOL_NUMERICS_PYTORCH, "cuda:any_direct", 512},  // pytorch numerics: direct before staging
       {7, 5, 0, AVGPOOL_NUMERICS_FAST, "cuda:nchw_row_bulk", 10},    // one output column of wide windows
