@@ -141,6 +141,20 @@ void check_nhwc_channels(const Shape (&shapes)[S], const std::vector<int64_t>& c
     }
 }
 
+// check_fast_bits_are_pytorch in NHWC on each of shapes with each channel
+// count in channels (seed + c for c channels).
+template <size_t S>
+void check_nhwc_fast_bits_are_pytorch(const Shape (&shapes)[S], const std::vector<int64_t>& channels,
+                                      avgpool_dtype dtype, uint64_t seed) {
+  for (int64_t c : channels)
+    for (Shape s : shapes) {
+      s.c = c;
+      avgpool_params q = s.params();
+      q.layout = AVGPOOL_LAYOUT_NHWC;
+      check_fast_bits_are_pytorch(q, dtype, seed + (uint64_t)c);
+    }
+}
+
 // p in NCHW against the reference in every variant (from seed), with a
 // divisor override, with special values, and the same bits on every
 // instruction set in each of dtypes and numerics.
@@ -746,14 +760,8 @@ TEST_CASE("NHWC f64 pixels of 32+ channels, windows of 3-6 rows whose row sums s
       {1, 0, 12, 14, 5, 4, 2, 3, 1, 1, 1},
       {1, 0, 8, 11, 6, 2, 1, 1, 0, 1, 0},
   };
-  for (int64_t c : {32, 37, 45, 64})
-    for (Shape s : shapes) {
-      s.c = c;
-      check_nhwc_pixels(s.params(), 331 + (uint64_t)c, 5, {AVGPOOL_DTYPE_F64});
-      avgpool_params q = s.params();
-      q.layout = AVGPOOL_LAYOUT_NHWC;
-      check_fast_bits_are_pytorch(q, AVGPOOL_DTYPE_F64, 17 + (uint64_t)c);
-    }
+  check_nhwc_channels(shapes, {32, 37, 45, 64}, 331, 5, {AVGPOOL_DTYPE_F64});
+  check_nhwc_fast_bits_are_pytorch(shapes, {32, 37, 45, 64}, AVGPOOL_DTYPE_F64, 17);
 }
 
 TEST_CASE("NHWC f32 pixels of 8+ channels, windows of 3-6 rows whose row sums save under a fifth: summed directly in fast numerics") {
@@ -770,13 +778,7 @@ TEST_CASE("NHWC f32 pixels of 8+ channels, windows of 3-6 rows whose row sums sa
       {1, 0, 12, 30, 6, 4, 3, 4, 2, 0, 0},
   };
   check_nhwc_channels(shapes, {9, 21, 84, 130}, 347, 5, {AVGPOOL_DTYPE_F32});
-  for (int64_t c : {21, 84, 130})
-    for (Shape s : shapes) {
-      s.c = c;
-      avgpool_params q = s.params();
-      q.layout = AVGPOOL_LAYOUT_NHWC;
-      check_fast_bits_are_pytorch(q, AVGPOOL_DTYPE_F32, 29 + (uint64_t)c);
-    }
+  check_nhwc_fast_bits_are_pytorch(shapes, {21, 84, 130}, AVGPOOL_DTYPE_F32, 29);
 }
 
 TEST_CASE("NHWC stride-1 rows as one flat run: every dtype, numerics and instruction set, special values") {
