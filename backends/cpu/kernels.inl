@@ -1856,9 +1856,9 @@ void horizontal_nhwc(const Job& jb, const T* const* hr, int64_t hn, int64_t xa, 
         }))
       return;
     if constexpr (direct) {
-      // each window row's span of the next output row (sh rows below)
-      const int64_t below = input && jb.prefetch ? jb.sh * jb.w * V : 0;
       if (jb.packed > 1 && interior_run(jb.packed, [&](int64_t start, int64_t n, A d, const A* r, T* o) {
+            // each window row's span of the next output row (sh rows below)
+            const int64_t below = input && jb.prefetch ? jb.sh * jb.w * V : 0;
             packed_run<A>(hr, hn, start, jb.kw, jb.sw, V, jb.packed, jb.packed_idx, below, n, d, r, o);
           }))
         return;

@@ -238,8 +238,10 @@ int64_t column_bank_conflict(const Problem& q) {
 // s2x11 f16 0.27x in pytorch numerics), 1.17x -> 1.46x / 1.49x PyTorch,
 // below 0.97x PyTorch 9 -> 5 / 3 (bench/gpu/results/
 // h100-2026-12-07-one-column-half-staged-confirm-*.json).
+constexpr int64_t kStagedColumnMinBytes = int64_t(32) << 20;  // below: the input stays in L2
+constexpr int64_t kStagedColumnBankWords = 16;                 // words on one bank from which loads serialise
 bool stage_half_column(const Problem& q) {
-  return q.src_elements * q.element_size >= (int64_t(32) << 20) && column_bank_conflict(q) < 16;
+  return q.src_elements * q.element_size >= kStagedColumnMinBytes && column_bank_conflict(q) < kStagedColumnBankWords;
 }
 bool few_outputs_of_wide_windows(const Problem& q, const DeviceInfo& device) {
   if (q.window_inputs() < kWideWindow) return false;
