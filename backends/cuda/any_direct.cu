@@ -57,7 +57,11 @@ constexpr int64_t kNarrowLimit = (int64_t(1) << 31) - (int64_t(1) << 28);
 // kernel in the sweeps of seeds 33-40 (H200, 2026-12-02, device time, best
 // of two runs each; 51 faster by more than 3 %, 10 slower, down to 0.84x on
 // 5533x11x12x12 k5 s5x6; below 0.97x PyTorch 10 -> 4 over both numerics).
-// NHWC f64 fits 32 registers unrolled.
+// NHWC f64 fits 32 registers unrolled; at 40 (3 x 512 threads) it ran
+// 1.01x over 88 random NHWC f64 configurations (windows of 6+ columns
+// 1.025x over 72, 2 slower by more than 10 %; 2-column windows 0.92x) and
+// stays at 32 (H100, 2026-12-07, device time, best of two, both numerics;
+// bench/gpu/results/h100-2026-12-07-nhwc-f64-direct-40-registers.json).
 constexpr int kMinBlocksNchwF64 = 3;
 // chunk_row_kernel: 3 x 512 threads, 40 registers (f32/f64 rows of 6-11
 // columns take 34-40).

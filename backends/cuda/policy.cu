@@ -581,10 +581,30 @@ bool pointwise(const Problem& q) { return q.kh == 1 && q.kw == 1 && q.sh == 1 &&
 // the 138 configurations of seeds 6000-6003 with rows overlapping at any
 // row stride, the walk (forced, its first versions) ran 0.73-0.76x AUTO's
 // speed in geomean.
+// NHWC f64 windows of kWalkWindowF64 inputs or more that overlap down the
+// plane (kh > sh), at any row stride: one thread per output (one channel,
+// 8 bytes a lane) fell below PyTorch there (260x196x60x60 k8 s5x8 0.91x,
+// 386x15x45x120 k10x9 s3x10 0.57x). H100, 2026-12-07, device time, the
+// walk forced against cuda:any_direct on random NHWC f64 configurations of
+// 9-600 MB (bench/gpu/results/h100-2026-12-07-f64-nhwc-walk-*.json):
+//  - tuned on (seven draws, windows of 36+ inputs): the 56 of 64+ inputs
+//    1.11x faster in geomean, 29 faster by more than 10 %, 6 slower (worst
+//    0.75x, 76x2x780x62 k8 s1x7); of 36-63 inputs 1.01x, 8 of 34 slower
+//    (28518x6x12x36 k11x5 s7x1 0.65x);
+//  - not tuned on, 50 of 64+ inputs: 1.06x, 15 faster, 10 slower (worst
+//    0.72x, 16x50x885x10 k8 s3x5, still 0.97x PyTorch), 1.32x -> 1.40x
+//    PyTorch, below 0.97x 5 -> 3 (4x78x412x54 k10x11 s4x6 0.98x -> 1.47x).
+// f16/bf16/f32 stay direct: on 29 such with windows of 7+ rows at row
+// strides 2 or more the walk ran 0.78x of direct's speed, 20 slower.
 constexpr int64_t kWalkRows = 8;
+constexpr int64_t kWalkWindowF64 = 64;
 constexpr int64_t kWalkOutputs = int64_t(1) << 20;
 bool column_walk_before_direct(const Problem& q) {
-  if (!fast(q) || q.sh != 1 || q.kh < kWalkRows || q.oh < q.kh || q.dst_elements < kWalkOutputs) return false;
+  if (!fast(q)) return false;
+  if (q.layout == AVGPOOL_LAYOUT_NHWC && q.dtype == AVGPOOL_DTYPE_F64 && q.kh * q.kw >= kWalkWindowF64 &&
+      q.kh > q.sh)
+    return true;
+  if (q.sh != 1 || q.kh < kWalkRows || q.oh < q.kh || q.dst_elements < kWalkOutputs) return false;
   return q.layout == AVGPOOL_LAYOUT_NHWC || q.kw > q.sw;
 }
 
