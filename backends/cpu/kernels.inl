@@ -1051,6 +1051,14 @@ inline void store_out(A* p, vec<A> x) {
 // converted first: 17.0).
 // A prefetch 512 B or 1 KiB ahead of each pixel of the fourth output
 // instead was no better than none.
+// Outputs left outside the fours go one at a time, each one chain of
+// dependent adds. Three or two of one window length side by side instead
+// (narrow_outputs, the same bits) were level: 2-core Intel Xeon AVX-512 VM,
+// 2026-12-07, two threads, both ways alternated, best of two, NHWC rows of
+// pixels of one or two 64-byte vectors of accumulators, fast / pytorch
+// numerics: 1.01x / 1.02x over 160 rows of generator seeds 17361-17372,
+// 0.99x / 1.00x over 117 of seeds 17373-17384; eight outputs at a time
+// where eight have one length 0.98x (f16/bf16 down to 0.66x).
 #if defined(__AVX512F__) && defined(__AVX512BW__)
 // bf16 pixels of 17-32 channels (nhwc_output_fours' NV == 2), four outputs
 // side by side, AVX-512: a pixel's channels are one 64-byte load, and a
@@ -2945,6 +2953,9 @@ void run_block(const Job& jb, int64_t p0, int64_t p1, int64_t oy0, int64_t oy1, 
       // Consecutive rows of inputs beyond the caches: the 4 sh input rows
       // below the group's windows, which the next group reads first
       // (without: 89x8x1218x28 k8 s3x4 f32, 97 MB, 0.65x the rows alone).
+      // Not on into the next plane: on planes of a few rows (3088x22x23x23
+      // k4x8 s4x8 p1 f32, 144 MB, 4.5 ms, oneDNN 3.8) that ran 4.6-4.9 ms
+      // (2-core Intel Xeon AVX-512 VM, 2026-12-07, two threads).
       const int64_t below = jb.rows[gy[3]].end;
       const int64_t pf_n = jb.prefetch_below && gp[3] == p ? imax(imin(4 * jb.sh, jb.h - below), 0) : 0;
       const T* pf_row = src + (p * jb.h + below) * row_len;
