@@ -2005,7 +2005,12 @@ void horizontal_nhwc(const Job& jb, const T* const* hr, int64_t hn, int64_t xa, 
     // numerics over 64, f64 1.05x / 1.10x over 81, f16/bf16 0.97-1.02x;
     // seeds 301-340, not tuned on: f32 1.01x / 1.05x over 61, f64 1.03x /
     // 1.08x over 92, 4 / 5 slower by more than 10 %; bench/cpu/results/
-    // vm-intel-xeon-2026-12-06-channel-fours-prefetch-*).
+    // vm-intel-xeon-2026-12-06-channel-fours-prefetch-*). Prefetching the
+    // window of the output two ahead, every row's span, at the start of
+    // each output ran 0.97x over 108 f16/bf16 rows of 65+ channels
+    // (generator seeds 17385-17399, the same VM, 2026-12-07, bench/cpu/
+    // results/vm-intel-xeon-2026-12-07-channel-fours-next-window-prefetch.log;
+    // 328x265x25x25 k5 s6 bf16 faster, 26 slower by more than 10 %).
     int64_t c0 = 0;
     for (; c0 + 4 * N <= V; c0 += 4 * N) {
       vec<A> a0 = zero<A>(), a1 = zero<A>(), a2 = zero<A>(), a3 = zero<A>();
