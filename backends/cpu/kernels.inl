@@ -1962,6 +1962,15 @@ void horizontal_nhwc(const Job& jb, const T* const* hr, int64_t hn, int64_t xa, 
       // Up to four pixels per pass over o, added in window order
       // (((o + p0) + p1) + p2) + p3: four read streams, a quarter of the
       // accumulator traffic, each output's order unchanged.
+      // f16/bf16 the same way into a float row of V (the unit's output
+      // buffer) was not kept: 0.98x / 0.97x fast / pytorch numerics over
+      // 122 NHWC rows of 257+ channels (generator seeds 17400-17440; f16
+      // 0.92-0.98x, windows overlapping down the plane 0.92-0.97x), and for
+      // bf16 with kh <= sh (1.04x / 1.03x over 34 there) 1.01x / 1.00x over
+      // 70 rows of seeds 17441-17520, 9 / 14 slower by more than 10 %; 2-core
+      // Intel Xeon AVX-512 VM, 2026-12-07, two threads, both ways alternated,
+      // best of two (bench/cpu/results/vm-intel-xeon-2026-12-07-wide-half-
+      // pixel-pass-*.log).
       bool first = true;
       const A* px[4];
       int np = 0;
