@@ -190,6 +190,11 @@ TEST_CASE("the CUDA implementations are registered; AUTO follows the measured ch
       {3, 1, 1, AVGPOOL_NUMERICS_FAST, "cuda:nhwc_tiled", 64, f32, 4, nhwc},
       {3, 3, 0, AVGPOOL_NUMERICS_FAST, "cuda:any_direct", 64, f32, 4, nhwc},     // no overlap along rows
       {3, 2, 1, AVGPOOL_NUMERICS_FAST, "cuda:any_direct", 64, AVGPOOL_DTYPE_F64, 64, nhwc},  // strided f64
+      // f64 windows of 64+ inputs overlapping down the plane: the column walk
+      // at any row stride in fast numerics; direct where they do not overlap
+      {8, 4, 0, AVGPOOL_NUMERICS_FAST, "cuda:any_column_walk", 64, AVGPOOL_DTYPE_F64, 64, nhwc},
+      {8, 4, 0, AVGPOOL_NUMERICS_PYTORCH, "cuda:any_direct", 64, AVGPOOL_DTYPE_F64, 64, nhwc},
+      {8, 8, 0, AVGPOOL_NUMERICS_FAST, "cuda:any_direct", 64, AVGPOOL_DTYPE_F64, 64, nhwc},
       {11, 0, 0, AVGPOOL_NUMERICS_FAST, "cuda:any_direct", 20, f32, 64, nhwc},  // windows over 47 % of the input
       {11, 0, 0, AVGPOOL_NUMERICS_FAST, "cuda:any_direct", 2048, f32, 64, nhwc},  // a tile's rows too wide, no walk
       // windows of 512 inputs or more: split over threads, or staged for one chain
