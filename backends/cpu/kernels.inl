@@ -2829,14 +2829,25 @@ void across_planes(const Job& jb, const T* src, T* dst, int64_t p0, int64_t p1, 
 }
 
 // ---- the block driver ---------------------------------------------------------
+// f16/bf16 rows already converted to float in conv: input rows [lo, hi) of
+// the whole tensor (row g = plane * h + y) over columns [xa, xa + span /
+// vec), row g in slot g % slots. Windows overlapping down the plane (sh <
+// kh) then convert only their new rows: each input row once per unit
+// instead of once per window that reads it.
+struct ConvertedRows {
+  int64_t lo = 0, hi = 0, xa = -1, span = -1;
+};
+
 // The window rows [srow, srow + nr rows) over input columns [xa, xa + span /
 // vec): their pointers in rp at the start of scratch (f16/bf16: converted
-// into conv first). With `sums` and two rows or more, their vertical sum in
-// vbuf instead (one row; it has 128 bytes of slack after it, *slack).
-// Returns the rows the horizontal pass adds; *hr points at them.
+// into conv first; with `cached`, kept there for the next window, whose
+// first row is g0 + sh where g0 is this one's). With `sums` and two rows or
+// more, their vertical sum in vbuf instead (one row; it has 128 bytes of
+// slack after it, *slack). Returns the rows the horizontal pass adds; *hr
+// points at them.
 template <class T, class A>
 int64_t window_rows(const Job& jb, const T* srow, int64_t nr, int64_t xa, int64_t span, bool sums,
-                    char* s, const A* const** hr, bool* slack) {
+                    char* s, const A* const** hr, bool* slack, ConvertedRows* cached = nullptr, int64_t g0 = 0) {
   const A** rp = reinterpret_cast<const A**>(s);
   const int64_t row_len = jb.w * jb.vec;
   if constexpr (same<T, A>::value) {
@@ -2847,14 +2858,27 @@ int64_t window_rows(const Job& jb, const T* srow, int64_t nr, int64_t xa, int64_
     // and converting whole rows one after another left each of them to the
     // hardware prefetcher's ramp-up.
     A* conv = reinterpret_cast<A*>(s + jb.conv_at);
-    for (int64_t r = 0; r < nr; ++r) rp[r] = conv + r * jb.conv_stride;
+    int64_t r0 = 0, r1 = 0;  // rows [r0, r1) of this window are in conv already
+    if (cached) {
+      const int64_t slots = jb.max_rows;
+      for (int64_t r = 0; r < nr; ++r) rp[r] = conv + (g0 + r) % slots * jb.conv_stride;
+      if (cached->xa == xa && cached->span == span && cached->lo < g0 + nr && g0 < cached->hi) {
+        r0 = imax(cached->lo - g0, 0);
+        r1 = imin(cached->hi - g0, nr);
+      }
+      *cached = ConvertedRows{g0, g0 + nr, xa, span};
+    } else {
+      for (int64_t r = 0; r < nr; ++r) rp[r] = conv + r * jb.conv_stride;
+    }
     const T* first = srow + xa * jb.vec;
     for (int64_t i = 0; i < span; i += kConvPiece) {
       const int64_t len = imin(kConvPiece, span - i);
       for (int64_t r = 0; r < nr; ++r) {
+        if (r == r0) r = r1;
+        if (r >= nr) break;
         const T* sp = first + r * row_len + i;
         for (int64_t k = 0; k < kConvPiece; k += 32) __builtin_prefetch(sp + kConvAhead + k, 0, 3);
-        load_block(sp, conv + r * jb.conv_stride + i, len);
+        load_block(sp, const_cast<A*>(rp[r]) + i, len);
       }
     }
   }
@@ -2909,6 +2933,7 @@ void run_block(const Job& jb, int64_t p0, int64_t p1, int64_t oy0, int64_t oy1, 
   // tall windows (Job::tall), whose rows are then read once, in order.
   const bool sums = jb.presum && (jb.tall || !fused_applies<A>(jb));
   const bool nt = direct && jb.nt_out;
+  ConvertedRows converted;  // f16/bf16: rows in conv, for the next window of the plane
 
   // Output row oy of plane p.
   auto one_row = [&](int64_t p, int64_t oy) {
@@ -2938,7 +2963,8 @@ void run_block(const Job& jb, int64_t p0, int64_t p1, int64_t oy0, int64_t oy1, 
       }
       const A* const* hr;
       bool slack;
-      const int64_t hn = window_rows<T, A>(jb, srow, nr, xa, (xb - xa) * V, sums, s, &hr, &slack);
+      const int64_t hn = window_rows<T, A>(jb, srow, nr, xa, (xb - xa) * V, sums, s, &hr, &slack,
+                                           &converted, p * jb.h + rw.begin);
       A* out;
       if constexpr (direct) out = drow + ob0 * V;
       else out = obuf;
