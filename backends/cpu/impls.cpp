@@ -395,10 +395,11 @@ void plan_job(const Problem& q, Isa isa, CpuConfigOf<A>* c) {
   // kernel (its kRingMax is 16 in kernels.inl; channels a multiple of one
   // 64-byte vector).
   // Not f16/bf16 pixels of kHalfSepChannels or more: the ring reads rows
-  // converted to float first, each converted again for every output row
-  // its window rows are in, and the blocks' converted rows of such pixels
-  // outgrow L1; their windows summed from the input directly
-  // (Job::half_direct) ran faster. 2-core Intel Xeon AVX-512 VM,
+  // converted to float first, and the blocks' converted rows of such
+  // pixels outgrow L1; their windows summed from the input directly
+  // (Job::half_direct) ran faster, also once the converted rows were kept
+  // for the next window (8x256x56x56 k5 s1 p2 bf16: 2.5 ms direct, 3.8-4.0
+  // through the ring; same VM, 2026-12-07). 2-core Intel Xeon AVX-512 VM,
   // 2026-12-06, two threads, both ways alternated, the NHWC f16/bf16 rows
   // of stride-1 rows, windows 4-16 wide and whole vectors of channels of
   // sweep seeds 200-700: 256+ channels 2.19x over 13, all faster; 192-255
