@@ -2948,7 +2948,11 @@ void run_block(const Job& jb, int64_t p0, int64_t p1, int64_t oy0, int64_t oy1, 
       const int64_t xa = jb.block_cols[2 * blk], xb = jb.block_cols[2 * blk + 1];
       if constexpr (!direct) {
         // f16/bf16 in NHWC, windows summed directly (Job::half_direct): read from the
-        // input rows and written to dst with conversions in registers. Converting the
+        // input rows and written to dst with conversions in registers. Pixels of 257+
+        // channels an output row at a time instead, each window row read once in order
+        // into float sums of the row's outputs (up to four pixels a pass), ran slower:
+        // 20x563x92x92 k4 s5 ceil bf16 7.7 -> 8.6-8.8 ms on two threads, 17.0 -> 18.6
+        // on one (2-core Intel Xeon AVX-512 VM, 2026-12-07, oneDNN 6.1-6.7 / 14.0). Converting the
         // window rows into a float buffer first cost a second pass through L1/L2 (bf16
         // 4x128x669x370 k4 s4: 10.2 ms against 7.0 with half-size blocks and 4.4-6.2 ms
         // direct; oneDNN 6.5). Also above 256 channels, where f32 goes pixel by pixel
