@@ -648,7 +648,11 @@ void plan_job(const Problem& q, Isa isa, CpuConfigOf<A>* c) {
   // slower). Not tuned on, the 151 it moves of seeds 17067-17200: 1.04x,
   // 38 faster, 18 slower (worst 0.71x, 1x21x1726x1636 k4x11 s2x11 ceil),
   // below oneDNN on 56 -> 39 of 126; the AVX2 kernels 1.047x, 16 slower.
-  // 26x84x17x467 k6x2 s7x1 p2x1 1.85 -> 1.40 ms, oneDNN 1.40.
+  // 26x84x17x467 k6x2 s7x1 p2x1 1.85 -> 1.40 ms, oneDNN 1.40. Pixels under
+  // 32 bytes where the row sums save nothing (direct adds under 1.25x the
+  // count with them) summed directly too were level: 1.00x over the 52 f32
+  // rows of seeds 17701-18000 (12 faster by more than 10 %, 10 slower;
+  // 27922x6x13x10 k4 s5x3 2.7 -> 1.8 ms), f64 slower (same VM, 2026-12-07).
   const bool f32_direct = q.dtype == AVGPOOL_DTYPE_F32 && q.c * q.element_size >= kDirectF32Pixel &&
                           q.kh <= kDirectRows && 4 * direct_adds < 5 * sum_adds;
   if (!nchw && fast && !j.sep_s1 && (!converts || q.c < 16) && q.kh >= kNhwcRowSumRows && j.max_rows < kTallRows &&
