@@ -2866,8 +2866,9 @@ struct ConvertedRows {
 
 // The window rows [srow, srow + nr rows) over input columns [xa, xa + span /
 // vec): their pointers in rp at the start of scratch (f16/bf16: converted
-// into conv first; with `cached`, kept there for the next window, whose
-// first row is g0 + sh where g0 is this one's). With `sums` and two rows or
+// into conv first; with `cached`, the rows it holds are reused and these
+// kept for the plane's next window; g0 is this window's first row in the
+// tensor, plane * h + y). With `sums` and two rows or
 // more, their vertical sum in vbuf instead (one row; it has 128 bytes of
 // slack after it, *slack). Returns the rows the horizontal pass adds; *hr
 // points at them.
