@@ -87,6 +87,9 @@ struct Job {
   bool short_rows;
   // Software prefetch where input rows are read once (2 * sh >= kh).
   bool prefetch;
+  // The CPU's gathers are slow (slow_gathers_for_plan in isa.h): AVX-512
+  // f64 strided windows of 3+ columns are transposed in both numerics.
+  bool slow_gathers;
   // NHWC, f32/f64, channels a multiple of one vector, output far larger than
   // the caches, dst 64-byte aligned (checked per call): the outputs are
   // written with non-temporal stores straight from the kernel (whole aligned

@@ -373,6 +373,7 @@ void plan_job(const Problem& q, Isa isa, CpuConfigOf<A>* c) {
   // Software prefetch where most input rows are read once (NCHW row sums,
   // NHWC window sums).
   j.prefetch = 2 * q.sh >= q.kh;
+  j.slow_gathers = slow_gathers_for_plan();
   j.span_prefetch_limit =
       q.src_elements * q.element_size < kWideLoadBytes ? kCachedSpanPrefetch : std::numeric_limits<int64_t>::max();
   const int64_t out_rows = j.planes * q.oh;  // planes x output rows (<= dst elements)

@@ -21,7 +21,25 @@ Isa detect_isa() {
   return kBase;
 }
 
+bool detect_slow_gathers() {
+#if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
+  __builtin_cpu_init();
+  return __builtin_cpu_is("amd");
+#else
+  return false;
+#endif
+}
+
 }  // namespace
+
+bool slow_gathers_for_plan() {
+  static const bool slow = detect_slow_gathers();
+  if (const char* e = getenv("AVGPOOL_CPU_GATHERS")) {
+    if (strcmp(e, "slow") == 0) return true;
+    if (strcmp(e, "fast") == 0) return false;
+  }
+  return slow;
+}
 
 Isa isa_for_plan() {
   static const Isa best = detect_isa();

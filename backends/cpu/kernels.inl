@@ -59,8 +59,10 @@ constexpr int64_t kPrefetchOut = 256;  // elements ahead of the outputs being wr
 constexpr int64_t kConvPiece = 256;
 constexpr int64_t kConvAhead = 1024;
 // AVX-512, f64 NCHW, exact quotients: window columns from which strided
-// windows are transposed on ymm vectors (interior).
+// windows are transposed on ymm vectors (interior); on CPUs with slow
+// gathers (Job::slow_gathers), in both numerics.
 constexpr int64_t kTransposeWindowF64 = 9;
+constexpr int64_t kTransposeWindowF64SlowGathers = 3;
 
 // 32-byte vectors (`nvec`: 8 floats, 4 doubles), in the AVX2 and AVX-512
 // builds: the AVX2 build's loops whose 64-byte vec<A> GCC 12 moved through
@@ -935,8 +937,17 @@ void interior(const Job& jb, const A* const* hr, int64_t hn, int64_t base, int64
   // than 10 %, 2 slower (5-8 columns 1.01x over 65); 35x294x8x395 k8x9
   // s8x9 14.1 -> 10.2 ms, 6x5x990x990 k9 s9 excl 9.4 -> 8.1 (the plain loop
   // 7.4).
+  // Where gathers are slow, from 3 columns in both numerics: 2-core AMD EPYC
+  // AVX-512 VM, 2026-12-07, two threads, the 40 NCHW f64 rows of 8+ outputs
+  // with kw 3-8 and sw >= 3 of seeds 300-301 (both ways in turn, fastest
+  // round): pytorch numerics 2.10x (kw 3-4 1.51x over 9, 5-8 2.31x over 31;
+  // none slower by more than 10 %), fast numerics 1.18x (kw 3-4 1.06x; 3
+  // slower by more than 10 %); 165x3x29x384 k10x7 s12x7 excl pytorch
+  // numerics 3.10 -> 0.67 ms, the plain loop 1.15.
   if constexpr (!is_f32<A>)
-    if (rcp == nullptr && jb.kw >= kTransposeWindowF64 && jb.sw >= 3 && jb.sw < (int64_t(1) << 26))
+    if ((jb.slow_gathers ? jb.kw >= kTransposeWindowF64SlowGathers
+                         : rcp == nullptr && jb.kw >= kTransposeWindowF64) &&
+        jb.sw >= 3 && jb.sw < (int64_t(1) << 26))
       return transposed_windows_ymm(hr, hn, base, n, jb.kw, jb.sw,
                                     input ? static_cast<const A*>(jb.src) + jb.planes * jb.h * jb.w : nullptr, div,
                                     rcp, out);
