@@ -608,13 +608,33 @@ avgpool_status use_group_kernel(KernelConfig<DirectArgs>* c, const DeviceInfo& d
 // alternated twice, best of each): 1.085x in geomean, 20 faster by more
 // than 3 % (47x41x93x286 k6x8 s1x8 f32 1.88x, 0.21 -> 0.39 of the copy
 // roofline), 4 slower (worst 0.85x, 15854x79x9x9 k5x2 s1 f64).
+// f64 NHWC takes the pairs wherever windows overlap down the plane at all
+// (kh > sh) but little along the row (kw >= 3, 2 * sw > kw), from one pair
+// per thread slot: one output per thread there loses to PyTorch's kernel
+// (H100, 2026-12-07, device time, best of two, pytorch numerics, every
+// output bitwise PyTorch). Tuned on the f64 NHWC configurations of 32 MB+
+// with kh > sh of generator seeds 200-209 (95: pairs from kh > sh 1.048x
+// over the 36 that changed, 20 faster by more than 3 %, 7 slower, all but
+// one overlapping along the row or 1-2 columns wide; of the 17 this rule
+// keeps, 16 faster, one slower: 0.93x). On seeds 210-219,
+// 8 MB+, not tuned on for the rule (257 configurations; the one pair per
+// slot against two chosen on them): 1.11x over the 69 it changes, 44
+// faster by more than 3 %, 9 slower (worst 0.90x, at 2.3x PyTorch);
+// configurations below PyTorch 21 -> 11, worst 0.53x -> 0.74x
+// (2340x3x97x31 k10x11 s2x11 excl); 74x31x52x944 k8 s3x9 of the AUTO
+// sweep of seed 95 0.66x -> 0.87x, 30x472x31x76 k9 s3x9 0.69x -> 0.92x.
+// With no floor on the pairs, 29 slower by more than 3 % (down to 0.75x).
 constexpr int64_t kColumnGroup = 4;
 constexpr int64_t kColumnGroupF64 = 2;
 constexpr int64_t kColumnShare = 3;
 constexpr int64_t kColumnGroupMaxWidth = 11;
 int column_group_size(const Problem& q, const DeviceInfo& device, int group) {
   const int64_t v = q.element_size == 8 ? kColumnGroupF64 : kColumnGroup;
-  if (group > 1 || q.kh < kColumnShare * q.sh || q.oh < 2 || q.kw > kColumnGroupMaxWidth) return 1;
+  if (group > 1 || q.oh < 2 || q.kw > kColumnGroupMaxWidth) return 1;
+  const bool f64_nhwc_pairs = q.element_size == 8 && q.layout == AVGPOOL_LAYOUT_NHWC && q.kh > q.sh &&
+                              q.kw >= 3 && 2 * q.sw > q.kw;
+  if (f64_nhwc_pairs) return q.dst_elements / v >= kThreadSlotsPerSm * device.sms ? int(v) : 1;
+  if (q.kh < kColumnShare * q.sh) return 1;
   return groups_fill_device(q, device, v) ? int(v) : 1;
 }
 

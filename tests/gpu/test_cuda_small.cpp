@@ -658,11 +658,14 @@ TEST_CASE("cuda:any_direct on problems it runs in column groups (every dtype and
   // up to 180 SMs, with output columns that are not whole groups (153, 67
   // and 157 rows), window widths 4, 8 and 6 (compile-time bounds 4, 8, 6),
   // padding, ceil_mode, exclude-pad, a divisor override; NHWC channels too
-  // few for channel groups.
+  // few for channel groups. The last shape shares rows with fewer outputs
+  // (kh = 8, sh = 3) and little along the row (kw 6, sw 5): f64 NHWC only
+  // runs it in pairs, 67 output rows.
   const Shape shapes[] = {
       {12, 5, 303, 402, 6, 4, 2, 1, 3, 2, 1, 0},
       {100, 3, 200, 303, 9, 8, 3, 2, 4, 4, 0, 1, 7},
       {150, 3, 157, 129, 3, 6, 1, 3, 1, 3, 1, 1},
+      {40, 7, 202, 300, 8, 6, 3, 5, 2, 1, 1, 0},
   };
   const avgpool_dtype dtypes[] = {AVGPOOL_DTYPE_F16, AVGPOOL_DTYPE_BF16, AVGPOOL_DTYPE_F32, AVGPOOL_DTYPE_F64};
   check_direct_on_large_shapes("column-grouped cuda:any_direct runs", shapes, dtypes, 20261203, quick());
