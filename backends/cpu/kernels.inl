@@ -938,12 +938,13 @@ void interior(const Job& jb, const A* const* hr, int64_t hn, int64_t base, int64
   // s8x9 14.1 -> 10.2 ms, 6x5x990x990 k9 s9 excl 9.4 -> 8.1 (the plain loop
   // 7.4).
   // Where gathers are slow, from 3 columns in both numerics: 2-core AMD EPYC
-  // AVX-512 VM, 2026-12-07, two threads, the 40 NCHW f64 rows of 8+ outputs
-  // with kw 3-8 and sw >= 3 of seeds 300-301 (both ways in turn, fastest
-  // round): pytorch numerics 2.10x (kw 3-4 1.51x over 9, 5-8 2.31x over 31;
-  // none slower by more than 10 %), fast numerics 1.18x (kw 3-4 1.06x; 3
-  // slower by more than 10 %); 165x3x29x384 k10x7 s12x7 excl pytorch
-  // numerics 3.10 -> 0.67 ms, the plain loop 1.15.
+  // Zen 4 AVX-512 VM, 2026-12-07, two threads, both ways in turn, fastest
+  // round, NCHW f64 rows of 8+ outputs with kw 3-8 and sw >= 3: tuned on
+  // 40 of seeds 300-301 (pytorch numerics 2.10x, none slower by more than
+  // 10 %; fast numerics 1.18x, 3 slower); not tuned on, 41 more: pytorch
+  // numerics 2.21x (kw 3-4 2.13x over 14), 1 slower (0.86x), fast numerics
+  // 1.23x, 1 slower (0.89x); 165x3x29x384 k10x7 s12x7 excl pytorch
+  // numerics 3.90 -> 0.65 ms, the plain loop 1.14.
   if constexpr (!is_f32<A>)
     if ((jb.slow_gathers ? jb.kw >= kTransposeWindowF64SlowGathers
                          : rcp == nullptr && jb.kw >= kTransposeWindowF64) &&
