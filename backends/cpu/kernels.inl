@@ -877,10 +877,16 @@ void strided_run(const A* const* hr, int64_t hn, int64_t base, int64_t n, int64_
 }
 #endif
 
+// The end of the job's input where the window rows are its own rows
+// (`input`; loads must not pass it), else nullptr (rows in scratch).
+template <class A> inline const A* input_end(const Job& jb, bool input) {
+  return input ? static_cast<const A*>(jb.src) + jb.planes * jb.h * jb.w : nullptr;
+}
+
 template <class A>
 void interior(const Job& jb, const A* const* hr, int64_t hn, int64_t base, int64_t n,
               const A* div, const A* rcp, bool slack, bool input, A* out) {
-  (void)input;  // only the transposed ymm windows need it
+  (void)input;  // only the strided runs and the transposed ymm windows need it
   if (rcp == nullptr && jb.tall && jb.sw == 1 && hn > 1) return tall_rows(hr, hn, base, n, jb.kw, div, out);
 #if defined(__AVX512F__)
   if (rcp != nullptr && fused_applies<A>(jb)) {
@@ -902,7 +908,7 @@ void interior(const Job& jb, const A* const* hr, int64_t hn, int64_t base, int64
   // 0.92x); 1x558x365x350 k2x8 s1x3 ceil bf16 pytorch numerics 39.4 ->
   // 24.7 ms, oneDNN 25.9.
   if (jb.sw == 2 || (is_f32<A> && (jb.sw == 3 || jb.sw == 4))) {
-    const A* end = input ? static_cast<const A*>(jb.src) + jb.planes * jb.h * jb.w : nullptr;
+    const A* end = input_end<A>(jb, input);
     if (jb.sw == 2) return strided_run<2, A>(hr, hn, base, n, jb.kw, div, rcp, end, slack, out);
     if (jb.sw == 3) return strided_run<3, A>(hr, hn, base, n, jb.kw, div, rcp, end, slack, out);
     return strided_run<4, A>(hr, hn, base, n, jb.kw, div, rcp, end, slack, out);
@@ -950,7 +956,7 @@ void interior(const Job& jb, const A* const* hr, int64_t hn, int64_t base, int64
                          : rcp == nullptr && jb.kw >= kTransposeWindowF64) &&
         jb.sw >= 3 && jb.sw < (int64_t(1) << 26))
       return transposed_windows_ymm(hr, hn, base, n, jb.kw, jb.sw,
-                                    input ? static_cast<const A*>(jb.src) + jb.planes * jb.h * jb.w : nullptr, div,
+                                    input_end<A>(jb, input), div,
                                     rcp, out);
 #endif
 #endif
@@ -977,7 +983,7 @@ void interior(const Job& jb, const A* const* hr, int64_t hn, int64_t base, int64
   if (jb.kw >= kTransposeWindow && jb.sw >= 2 && jb.sw < (int64_t(1) << 26) &&
       !(jb.kw == 3 && jb.sw == 2 && slack))
     return transposed_windows_ymm(hr, hn, base, n, jb.kw, jb.sw,
-                                  input ? static_cast<const A*>(jb.src) + jb.planes * jb.h * jb.w : nullptr, div,
+                                  input_end<A>(jb, input), div,
                                   rcp, out);
 #define AVGPOOL_INTERIOR_RUN interior_run_ymm
 #else

@@ -522,9 +522,10 @@ constexpr int64_t kGroupSmallWindow = 9;
 constexpr int64_t kGroupsPerSlot = 2;
 constexpr int64_t kThreadSlotsPerSm = 2048;
 // Whether groups of v outputs still give every thread slot of the device
-// kGroupsPerSlot groups.
-bool groups_fill_device(const Problem& q, const DeviceInfo& device, int64_t v) {
-  return q.dst_elements / v >= kGroupsPerSlot * kThreadSlotsPerSm * device.sms;
+// per_slot groups.
+bool groups_fill_device(const Problem& q, const DeviceInfo& device, int64_t v,
+                        int64_t per_slot = kGroupsPerSlot) {
+  return q.dst_elements / v >= per_slot * kThreadSlotsPerSm * device.sms;
 }
 int group_size(const Problem& q, const DeviceInfo& device) {
   const int64_t v = kGroupBytes / q.element_size;
@@ -633,7 +634,7 @@ int column_group_size(const Problem& q, const DeviceInfo& device, int group) {
   if (group > 1 || q.oh < 2 || q.kw > kColumnGroupMaxWidth) return 1;
   const bool f64_nhwc_pairs = q.element_size == 8 && q.layout == AVGPOOL_LAYOUT_NHWC && q.kh > q.sh &&
                               q.kw >= 3 && 2 * q.sw > q.kw;
-  if (f64_nhwc_pairs) return q.dst_elements / v >= kThreadSlotsPerSm * device.sms ? int(v) : 1;
+  if (f64_nhwc_pairs) return groups_fill_device(q, device, v, 1) ? int(v) : 1;
   if (q.kh < kColumnShare * q.sh) return 1;
   return groups_fill_device(q, device, v) ? int(v) : 1;
 }
