@@ -781,6 +781,24 @@ TEST_CASE("NHWC f32 pixels of 8+ channels, windows of 3-6 rows whose row sums sa
   check_nhwc_fast_bits_are_pytorch(shapes, {21, 84, 130}, AVGPOOL_DTYPE_F32, 29);
 }
 
+TEST_CASE("NHWC f32/f64 disjoint windows, one to a row: summed directly in fast numerics") {
+  // impls.cpp, disjoint_small: windows that do not overlap, of any size,
+  // where a row of the output holds one of them, take no row sums, so fast
+  // numerics add each window in PyTorch's order and give pytorch numerics'
+  // bits (row sums add a window's terms in another order). Windows of 36-121
+  // inputs, gaps between them, padding, ceil_mode cutting the last window
+  // row; pixels of a partial vector, of whole and partial 64-byte ones.
+  const Shape shapes[] = {
+      {3, 0, 12, 12, 11, 11, 11, 11, 0, 0, 0},
+      {2, 0, 23, 10, 5, 10, 5, 10, 1, 0, 1},
+      {1, 0, 30, 9, 6, 6, 8, 8, 2, 2, 0},
+      {2, 0, 14, 7, 9, 7, 9, 7, 0, 0, 1},
+  };
+  check_nhwc_channels(shapes, {5, 21, 60}, 359, 5, {AVGPOOL_DTYPE_F32, AVGPOOL_DTYPE_F64});
+  check_nhwc_fast_bits_are_pytorch(shapes, {5, 21, 100}, AVGPOOL_DTYPE_F32, 41);
+  check_nhwc_fast_bits_are_pytorch(shapes, {3, 21, 60}, AVGPOOL_DTYPE_F64, 43);
+}
+
 TEST_CASE("NHWC stride-1 rows as one flat run: every dtype, numerics and instruction set, special values") {
   // Job::flat_run: with sw == 1 and channels short of whole vectors (32
   // bytes on AVX2, 64 on the other sets), a block's interior outputs are

@@ -622,7 +622,18 @@ void plan_job(const Problem& q, Isa isa, CpuConfigOf<A>* c) {
   // inputs gained 1.05x / 1.02x, larger ones lost (0.95x over 186 of 37+),
   // pixels of 512 bytes or more were level or slower: they keep the row
   // sums).
-  const bool disjoint_small = !converts && q.kh <= q.sh && q.kw <= q.sw && window_at_most(q, kDisjointWindow) &&
+  // Any such window where a row holds a single one (ow == 1): its row
+  // passes then serve one output each, and the pass set-up and the buffer's
+  // store and reload were most of the work (2-core AMD EPYC Zen 4 VM,
+  // 2026-12-07, two threads, both ways alternated, best of three, NHWC
+  // f32/f64 disjoint windows of 17+ inputs: of generator seeds 18001-18200,
+  // rows of up to 8 outputs 1.05x over 40 (one output 1.22x over 11, two to
+  // eight mixed); not tuned on, 45 rows of one output of seeds 18201-18500:
+  // 1.135x, 20 faster by more than 10 %, 5 slower, worst 0.79x,
+  // 2046x9x12x12 k11 f64; 1604x46x12x12 k11 f32 1.04 -> 0.66 ms, oneDNN
+  // 0.59).
+  const bool disjoint_small = !converts && q.kh <= q.sh && q.kw <= q.sw &&
+                              (window_at_most(q, kDisjointWindow) || q.ow == 1) &&
                               q.c * q.element_size < kDisjointPixel;
   // Nor f64 pixels of kDirectF64Pixel bytes or more under windows of at most
   // kDirectRows rows where the row sums save less than half the adds (the
