@@ -1109,12 +1109,14 @@ TEST_CASE("every instruction set the CPU has gives the same bits") {
   }
 }
 
-TEST_CASE("f64 strided windows, transposed where gathers are slow and gathered elsewhere, give the reference") {
+TEST_CASE("strided windows, transposed where gathers are slow and gathered elsewhere, give the reference") {
   // AVGPOOL_CPU_GATHERS=slow makes the AVX-512 build transpose f64 NCHW
-  // windows of 3+ columns at column strides of 3+ in both numerics; =fast
-  // gathers those under 9 columns (and in fast numerics all). Rows of 17+
-  // outputs (shorter f64 strided rows take the scalar rows), windows 3 to
-  // 8 wide, gaps between windows, padding, ceil_mode, NaN and Inf.
+  // windows of 3+ columns at column strides of 3+ in both numerics, and
+  // f32/f16/bf16 ones of 3-8 columns at strides of 5+ (wider or
+  // overlapping ones are transposed anyway); =fast gathers those (f64 under
+  // 9 columns, and in fast numerics all). Rows of 17+ outputs (shorter f64
+  // strided rows take the scalar rows), windows 3 to 8 wide, gaps between
+  // windows, padding, ceil_mode, NaN and Inf.
   struct S {
     int64_t n, c, h, w, kh, kw, sh, sw, ph, pw;
     int ceil;
@@ -1123,32 +1125,34 @@ TEST_CASE("f64 strided windows, transposed where gathers are slow and gathered e
                       {1, 4, 30, 301, 5, 7, 3, 7, 2, 3, 0},
                       {3, 2, 17, 157, 4, 4, 5, 5, 0, 2, 1},
                       {1, 2, 40, 260, 8, 8, 8, 9, 4, 0, 0},
-                      {2, 2, 19, 203, 6, 5, 4, 6, 3, 2, 1}};
+                      {2, 2, 19, 203, 6, 5, 4, 6, 3, 2, 1},
+                      {1, 3, 25, 240, 3, 4, 2, 6, 1, 2, 1}};
   const double specials[] = {NAN, INFINITY, -INFINITY};
   std::mt19937_64 rng(20261207);
   for (const char* gathers : {"slow", "fast"}) {
     setenv("AVGPOOL_CPU_GATHERS", gathers, 1);
     for (const S& s : shapes)
-      for (int numerics = 0; numerics < 2; ++numerics)
-        for (int include = 0; include < 2; ++include) {
-          avgpool_params p;
-          avgpool_params_init(&p);
-          p.backend = AVGPOOL_BACKEND_CPU;
-          p.n = s.n; p.c = s.c; p.h = s.h; p.w = s.w;
-          p.kernel_h = s.kh; p.kernel_w = s.kw;
-          p.stride_h = s.sh; p.stride_w = s.sw;
-          p.padding_h = s.ph; p.padding_w = s.pw;
-          p.ceil_mode = s.ceil;
-          p.count_include_pad = include;
-          p.dtype = AVGPOOL_DTYPE_F64;
-          p.numerics = (avgpool_numerics)numerics;
-          const int64_t ns = src_count(p);
-          std::vector<unsigned char> src((size_t)(ns * 8));
-          fill_random(p.dtype, src.data(), ns, rng(), -5.0, 5.0);
-          for (int k = 0; k < 3; ++k) store_double(p.dtype, src.data(), (int64_t)(rng() % (uint64_t)ns), specials[k]);
-          CAPTURE(gathers);
-          CHECK(check_all_impls(p, src.data()) >= 1);
-        }
+      for (avgpool_dtype dtype : {AVGPOOL_DTYPE_F64, AVGPOOL_DTYPE_F32, AVGPOOL_DTYPE_F16, AVGPOOL_DTYPE_BF16})
+        for (int numerics = 0; numerics < 2; ++numerics)
+          for (int include = 0; include < 2; ++include) {
+            avgpool_params p;
+            avgpool_params_init(&p);
+            p.backend = AVGPOOL_BACKEND_CPU;
+            p.n = s.n; p.c = s.c; p.h = s.h; p.w = s.w;
+            p.kernel_h = s.kh; p.kernel_w = s.kw;
+            p.stride_h = s.sh; p.stride_w = s.sw;
+            p.padding_h = s.ph; p.padding_w = s.pw;
+            p.ceil_mode = s.ceil;
+            p.count_include_pad = include;
+            p.dtype = dtype;
+            p.numerics = (avgpool_numerics)numerics;
+            const int64_t ns = src_count(p);
+            std::vector<unsigned char> src((size_t)(ns * element_size(dtype)));
+            fill_random(p.dtype, src.data(), ns, rng(), -5.0, 5.0);
+            for (int k = 0; k < 3; ++k) store_double(p.dtype, src.data(), (int64_t)(rng() % (uint64_t)ns), specials[k]);
+            CAPTURE(gathers);
+            CHECK(check_all_impls(p, src.data()) >= 1);
+          }
     unsetenv("AVGPOOL_CPU_GATHERS");
   }
 }

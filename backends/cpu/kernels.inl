@@ -63,6 +63,9 @@ constexpr int64_t kConvAhead = 1024;
 // gathers (Job::slow_gathers), in both numerics.
 constexpr int64_t kTransposeWindowF64 = 9;
 constexpr int64_t kTransposeWindowF64SlowGathers = 3;
+// Window columns from which the AVX2 build transposes f32/f64 strided
+// windows, and the AVX-512 build f32 ones where gathers are slow (interior).
+constexpr int64_t kTransposeWindow = 3;
 
 // 32-byte vectors (`nvec`: 8 floats, 4 doubles), in the AVX2 and AVX-512
 // builds: the AVX2 build's loops whose 64-byte vec<A> GCC 12 moved through
@@ -582,7 +585,6 @@ void interior_run_ymm(const A* const* hr, int64_t hn, int64_t base, int64_t n, i
   }
   for (; i < n; ++i) out[i] = window_sum(hr, hn, base + i * sw, kw) / div[i];
 }
-constexpr int64_t kTransposeWindow = 3;  // columns from which strided windows are transposed (interior)
 #endif
 
 #if defined(AVGPOOL_CPU_YMM)
@@ -929,6 +931,21 @@ void interior(const Job& jb, const A* const* hr, int64_t hn, int64_t base, int64
     const bool narrow = jb.kw >= 9 || (jb.kw >= 5 && jb.sw < jb.kw);
     if ((jb.kw >= 16 || narrow) && jb.sw >= 2 && jb.sw < (int64_t(1) << 26))
       return transposed_windows(hr, hn, base, n, jb.kw, jb.sw, div, rcp, out);
+#if defined(AVGPOOL_CPU_YMM)
+    // Where gathers are slow (Job::slow_gathers), the other strided windows
+    // of kTransposeWindow columns or more (strides 2-4 took strided_run
+    // above): eight windows' columns transposed on ymm vectors, as the AVX2
+    // build does, instead of gathered column by column (the same bits).
+    // 2-core AMD EPYC Zen 4 AVX-512 VM, 2026-12-07, two threads, both ways
+    // alternated, best of two, NCHW f32/f16/bf16 rows of 8+ outputs, kw
+    // 3-8, sw >= 5: tuned on 40 of generator seeds 18501-18700 (pytorch /
+    // fast numerics 1.66x / 1.16x, none slower by more than 10 %); not tuned
+    // on, 45 more: 1.53x / 1.17x, 28 / 31 faster by more than 10 %, none
+    // slower by as much (worst 0.92x / 0.90x). 1x284x198x198 k10x5 s10x5
+    // ceil excl bf16 pytorch numerics 3.05 -> 1.66 ms (oneDNN 1.21).
+    if (jb.slow_gathers && jb.kw >= kTransposeWindow && jb.sw >= 2 && jb.sw < (int64_t(1) << 26))
+      return transposed_windows_ymm(hr, hn, base, n, jb.kw, jb.sw, input_end<A>(jb, input), div, rcp, out);
+#endif
   }
 #if defined(AVGPOOL_CPU_YMM)
   // f64 windows of kTransposeWindowF64 columns or more at column strides of
