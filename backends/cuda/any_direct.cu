@@ -610,8 +610,8 @@ avgpool_status use_group_kernel(KernelConfig<DirectArgs>* c, const DeviceInfo& d
 // than 3 % (47x41x93x286 k6x8 s1x8 f32 1.88x, 0.21 -> 0.39 of the copy
 // roofline), 4 slower (worst 0.85x, 15854x79x9x9 k5x2 s1 f64).
 // f64 NHWC takes the pairs wherever windows overlap down the plane at all
-// (kh > sh) but little along the row (kw >= 3, 2 * sw > kw), from one pair
-// per thread slot: one output per thread there loses to PyTorch's kernel
+// (kh > sh) but little along the row (kw >= 3, 2 * sw > kw), from one
+// output per thread slot: one output per thread there loses to PyTorch's kernel
 // (H100, 2026-12-07, device time, best of two, pytorch numerics, every
 // output bitwise PyTorch). Tuned on the f64 NHWC configurations of 32 MB+
 // with kh > sh of generator seeds 200-209 (95: pairs from kh > sh 1.048x
@@ -625,6 +625,12 @@ avgpool_status use_group_kernel(KernelConfig<DirectArgs>* c, const DeviceInfo& d
 // (2340x3x97x31 k10x11 s2x11 excl); 74x31x52x944 k8 s3x9 of the AUTO
 // sweep of seed 95 0.66x -> 0.87x, 30x472x31x76 k9 s3x9 0.69x -> 0.92x.
 // With no floor on the pairs, 29 slower by more than 3 % (down to 0.75x).
+// The floor of one output rather than one pair per slot, from the stored
+// timings (1-2 outputs per slot: 1.16x over 27), checked on the 142 such
+// configurations of 1-2 outputs per slot of seeds 220-299, 1-2048 MB, not
+// tuned on (H100, 2026-12-07, best of two): 1.12x, 91 faster by more than
+// 3 %, 11 slower (worst 0.84x, 400x29x11x11 k9x4 s3 p4x2, at 2.0x
+// PyTorch); below PyTorch 19 -> 4 (7x3x777x777 k8 s4x8 0.71x -> 0.91x).
 constexpr int64_t kColumnGroup = 4;
 constexpr int64_t kColumnGroupF64 = 2;
 constexpr int64_t kColumnShare = 3;
@@ -634,7 +640,7 @@ int column_group_size(const Problem& q, const DeviceInfo& device, int group) {
   if (group > 1 || q.oh < 2 || q.kw > kColumnGroupMaxWidth) return 1;
   const bool f64_nhwc_pairs = q.element_size == 8 && q.layout == AVGPOOL_LAYOUT_NHWC && q.kh > q.sh &&
                               q.kw >= 3 && 2 * q.sw > q.kw;
-  if (f64_nhwc_pairs) return groups_fill_device(q, device, v, 1) ? int(v) : 1;
+  if (f64_nhwc_pairs) return groups_fill_device(q, device, 1, 1) ? int(v) : 1;
   if (q.kh < kColumnShare * q.sh) return 1;
   return groups_fill_device(q, device, v) ? int(v) : 1;
 }
