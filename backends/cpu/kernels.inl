@@ -59,12 +59,10 @@ constexpr int64_t kPrefetchOut = 256;  // elements ahead of the outputs being wr
 constexpr int64_t kConvPiece = 256;
 constexpr int64_t kConvAhead = 1024;
 // AVX-512, f64 NCHW, exact quotients: window columns from which strided
-// windows are transposed on ymm vectors (interior); on CPUs with slow
-// gathers (Job::slow_gathers), in both numerics.
+// windows are transposed on ymm vectors (interior).
 constexpr int64_t kTransposeWindowF64 = 9;
-constexpr int64_t kTransposeWindowF64SlowGathers = 3;
 // Window columns from which the AVX2 build transposes f32/f64 strided
-// windows, and the AVX-512 build f32 ones where gathers are slow (interior).
+// windows, and the AVX-512 build too where gathers are slow (interior).
 constexpr int64_t kTransposeWindow = 3;
 
 // 32-byte vectors (`nvec`: 8 floats, 4 doubles), in the AVX2 and AVX-512
@@ -931,50 +929,42 @@ void interior(const Job& jb, const A* const* hr, int64_t hn, int64_t base, int64
     const bool narrow = jb.kw >= 9 || (jb.kw >= 5 && jb.sw < jb.kw);
     if ((jb.kw >= 16 || narrow) && jb.sw >= 2 && jb.sw < (int64_t(1) << 26))
       return transposed_windows(hr, hn, base, n, jb.kw, jb.sw, div, rcp, out);
-#if defined(AVGPOOL_CPU_YMM)
-    // Where gathers are slow (Job::slow_gathers), the other strided windows
-    // of kTransposeWindow columns or more (strides 2-4 took strided_run
-    // above): eight windows' columns transposed on ymm vectors, as the AVX2
-    // build does, instead of gathered column by column (the same bits).
-    // 2-core AMD EPYC Zen 4 AVX-512 VM, 2026-12-07, two threads, both ways
-    // alternated, best of two, NCHW f32/f16/bf16 rows of 8+ outputs, kw
-    // 3-8, sw >= 5: tuned on 40 of generator seeds 18501-18700 (pytorch /
-    // fast numerics 1.66x / 1.16x, none slower by more than 10 %); not tuned
-    // on, 45 more: 1.53x / 1.17x, 28 / 31 faster by more than 10 %, none
-    // slower by as much (worst 0.92x / 0.90x). 1x284x198x198 k10x5 s10x5
-    // ceil excl bf16 pytorch numerics 3.05 -> 1.66 ms (oneDNN 1.21).
-    if (jb.slow_gathers && jb.kw >= kTransposeWindow && jb.sw >= 2 && jb.sw < (int64_t(1) << 26))
-      return transposed_windows_ymm(hr, hn, base, n, jb.kw, jb.sw, input_end<A>(jb, input), div, rcp, out);
-#endif
   }
 #if defined(AVGPOOL_CPU_YMM)
-  // f64 windows of kTransposeWindowF64 columns or more at column strides of
-  // 3 or more, divided exactly (pytorch numerics): four windows' columns
+  // Where gathers are slow (Job::slow_gathers), the other strided windows
+  // of kTransposeWindow columns or more (strides 2, and 3-4 in f32, took
+  // strided_run above): eight (f32) or four (f64) windows' columns
   // transposed on ymm vectors, as the AVX2 build does, instead of gathered
-  // column by column (the same bits). 2-core Intel Xeon AVX-512 VM,
-  // 2026-12-07, two threads, both ways alternated, best of two, pytorch
-  // numerics, NCHW f64 rows of 17+ outputs: tuned on seeds 17601-17625
-  // (windows of 9+ columns 1.07x over 45, 5-8 columns 1.05x, 3-4 columns
-  // 0.92x; fast numerics' quotients by reciprocal 0.95x); not tuned on,
-  // the 34 of 9+ columns of seeds 17626-17660: 1.066x, 14 faster by more
-  // than 10 %, 2 slower (5-8 columns 1.01x over 65); 35x294x8x395 k8x9
-  // s8x9 14.1 -> 10.2 ms, 6x5x990x990 k9 s9 excl 9.4 -> 8.1 (the plain loop
-  // 7.4).
-  // Where gathers are slow, from 3 columns in both numerics: 2-core AMD EPYC
-  // Zen 4 AVX-512 VM, 2026-12-07, two threads, both ways in turn, fastest
-  // round, NCHW f64 rows of 8+ outputs with kw 3-8 and sw >= 3: tuned on
-  // 40 of seeds 300-301 (pytorch numerics 2.10x, none slower by more than
-  // 10 %; fast numerics 1.18x, 3 slower); not tuned on, 41 more: pytorch
-  // numerics 2.21x (kw 3-4 2.13x over 14), 1 slower (0.86x), fast numerics
-  // 1.23x, 1 slower (0.89x); 165x3x29x384 k10x7 s12x7 excl pytorch
-  // numerics 3.90 -> 0.65 ms, the plain loop 1.14.
+  // column by column (the same bits), in both numerics.
+  // f32/f16/bf16: 2-core AMD EPYC Zen 4 AVX-512 VM, 2026-12-07, two
+  // threads, both ways alternated, best of two, NCHW rows of 8+ outputs, kw
+  // 3-8, sw >= 5: tuned on 40 of generator seeds 18501-18700 (pytorch /
+  // fast numerics 1.66x / 1.16x, none slower by more than 10 %); not tuned
+  // on, 45 more: 1.53x / 1.17x, 28 / 31 faster by more than 10 %, none
+  // slower by as much (worst 0.92x / 0.90x). 1x284x198x198 k10x5 s10x5
+  // ceil excl bf16 pytorch numerics 3.05 -> 1.66 ms (oneDNN 1.21).
+  // f64: the same VM and day, both ways in turn, fastest round, NCHW rows
+  // of 8+ outputs with kw 3-8 and sw >= 3: tuned on 40 of seeds 300-301
+  // (pytorch numerics 2.10x, none slower by more than 10 %; fast numerics
+  // 1.18x, 3 slower); not tuned on, 41 more: pytorch numerics 2.21x (kw 3-4
+  // 2.13x over 14), 1 slower (0.86x), fast numerics 1.23x, 1 slower
+  // (0.89x); 165x3x29x384 k10x7 s12x7 excl pytorch numerics 3.90 -> 0.65
+  // ms, the plain loop 1.14.
+  if (jb.slow_gathers && jb.kw >= kTransposeWindow && jb.sw >= 2 && jb.sw < (int64_t(1) << 26))
+    return transposed_windows_ymm(hr, hn, base, n, jb.kw, jb.sw, input_end<A>(jb, input), div, rcp, out);
+  // f64 windows of kTransposeWindowF64 columns or more at column strides of
+  // 3 or more, divided exactly (pytorch numerics), wherever gathers run:
+  // the same transposes. 2-core Intel Xeon AVX-512 VM, 2026-12-07, two
+  // threads, both ways alternated, best of two, pytorch numerics, NCHW f64
+  // rows of 17+ outputs: tuned on seeds 17601-17625 (windows of 9+ columns
+  // 1.07x over 45, 5-8 columns 1.05x, 3-4 columns 0.92x; fast numerics'
+  // quotients by reciprocal 0.95x); not tuned on, the 34 of 9+ columns of
+  // seeds 17626-17660: 1.066x, 14 faster by more than 10 %, 2 slower (5-8
+  // columns 1.01x over 65); 35x294x8x395 k8x9 s8x9 14.1 -> 10.2 ms,
+  // 6x5x990x990 k9 s9 excl 9.4 -> 8.1 (the plain loop 7.4).
   if constexpr (!is_f32<A>)
-    if ((jb.slow_gathers ? jb.kw >= kTransposeWindowF64SlowGathers
-                         : rcp == nullptr && jb.kw >= kTransposeWindowF64) &&
-        jb.sw >= 3 && jb.sw < (int64_t(1) << 26))
-      return transposed_windows_ymm(hr, hn, base, n, jb.kw, jb.sw,
-                                    input_end<A>(jb, input), div,
-                                    rcp, out);
+    if (rcp == nullptr && jb.kw >= kTransposeWindowF64 && jb.sw >= 3 && jb.sw < (int64_t(1) << 26))
+      return transposed_windows_ymm(hr, hn, base, n, jb.kw, jb.sw, input_end<A>(jb, input), div, rcp, out);
 #endif
 #endif
 #if defined(AVGPOOL_CPU_NARROW_NHWC)
