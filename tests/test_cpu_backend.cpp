@@ -496,6 +496,19 @@ TEST_CASE("f64 strided NCHW rows of 3-16 outputs: scalar rows, the same bits on 
   for (const Shape& s : shapes) check_nchw_f64_rows(cpu_params_with_row(s, 3, 16), 23);
 }
 
+TEST_CASE("scalar NCHW rows of inputs of 16+ MiB: the next planes prefetched per output, the reference's results") {
+  // Job::short_rows prefetches the next group of four planes a piece per
+  // output where a group spans 4-64 KiB of an input of 16 MiB or more
+  // (kShortSpreadMax, kShortSpreadInput): f64 strided rows of 3-16 outputs
+  // (10 KiB groups, 17 MiB), f64 rows of two outputs (5 KiB groups, 34
+  // MiB); plane counts that leave a partial last group.
+  const Shape shapes[] = {
+      {6501, 1, 18, 18, 3, 3, 3, 3, 0, 0, 1},
+      {3300, 4, 40, 8, 5, 4, 5, 4, 0, 0, 0},
+  };
+  for (const Shape& s : shapes) check_nchw_f64_rows(cpu_params_with_row(s, 2, 16), 29);
+}
+
 TEST_CASE("f64 strided NCHW rows of 17+ outputs: transposed on AVX2, scalar rows on the base set, the same bits") {
   // Pytorch numerics: Job::short_rows on the base instruction set from
   // kScalarWindowF64 columns on, the AVX2 row kernels' transposed windows

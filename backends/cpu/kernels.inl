@@ -2481,8 +2481,26 @@ void single_windows(const Job& jb, const T* src, T* dst, int64_t p0, int64_t p1,
 // groups of 1-4 KiB 1.15x faster (geomean of both numerics over 34;
 // 211x99x17x5 k2x9 s2x8 p1x3 f64 2.1x), groups below 1 KiB 0.96x (40:
 // within a few lines, the prefetches only add work), 4-16 KiB 0.99x (25).
+// Groups of 4-64 KiB prefetch the next group a piece per output instead,
+// spread evenly over this group's outputs: issued all at once it was as
+// many lines as the group (0.98x on 17278x2x18x18 k3 s3 f64, whose
+// kChains streams read from memory at 0.45 of the read pass without it).
+// 2-core AMD EPYC Zen 4 AVX-512 VM, 2026-12-07, two threads, both ways
+// alternated, best of two, NCHW inputs of 16+ MiB that take these rows
+// (f64 strided rows of up to 16 outputs, rows of one or two outputs):
+// tuned on 45 of generator seeds 19801-20300, groups of 4-64 KiB 1.30x
+// over 12 (7 faster by more than 10 %, none slower), larger groups 1.00x
+// over 21; not tuned on, 55 more: 1.20x over the 17 of 4-64 KiB (f64
+// 1.26x over 13; 8 faster, none slower, worst 0.92x), 390x115x22x24 k4 s4
+// excl d12 f64 9.9 -> 4.8 ms (the plain loop 6.3), 17278x2x18x18 k3 s3 f64
+// 4.8 -> 2.8 (3.6); the AVX2 and base kernels on those two rows 1.4-1.7x
+// and 1.5-1.8x. Inputs of 16 MiB or more only: on those of 1-16 MiB
+// of seeds 19701-19800, mostly read from cache, 0.98x over 20 (worst
+// 0.89x).
 constexpr int kChains = 4;
 constexpr int64_t kShortPrefetchMin = 1024, kShortPrefetchMax = 4096;  // bytes of a group of planes
+constexpr int64_t kShortSpreadMax = 65536;  // bytes of a group up to which the next one is prefetched per output
+constexpr int64_t kShortSpreadInput = int64_t(16) << 20;  // bytes of input from which (kShortSpreadMax)
 
 // The window of rn x cn inputs from b (rows w apart), rows then columns,
 // from 0.
@@ -2522,15 +2540,24 @@ void short_rows(const Job& jb, const T* src, T* dst, int64_t p0, int64_t p1, int
   const A* div_table = static_cast<const A*>(jb.div_table);
   const int64_t group_bytes = P * (int64_t)sizeof(T) * kChains;
   const bool pf = group_bytes >= kShortPrefetchMin && group_bytes <= kShortPrefetchMax;
+  const bool spread = group_bytes > kShortPrefetchMax && group_bytes <= kShortSpreadMax &&
+                      jb.planes * P * (int64_t)sizeof(T) >= kShortSpreadInput;
+  const int64_t outputs = (oy1 - oy0) * (ox1 - ox0);
+  const int64_t piece = outputs > 0 ? (group_bytes + outputs - 1) / outputs : 0;  // bytes prefetched per output
   for (int64_t p = p0; p < p1; p += kChains) {
     const int64_t g = imin(kChains, p1 - p);
     if (pf && p + kChains < p1)  // the next group's planes
       prefetch_lines(src + (p + kChains) * P, imin(kChains, p1 - p - kChains) * P * (int64_t)sizeof(T));
+    const char* next = spread && p + 2 * kChains <= p1 ? reinterpret_cast<const char*>(src + (p + kChains) * P) : nullptr;
     for (int64_t oy = oy0; oy < oy1; ++oy) {
       const AxisWindow rw = jb.rows[oy];
       const A* div = div_table + (int64_t)jb.div_row[oy] * jb.ow;
       for (int64_t ox = ox0; ox < ox1; ++ox) {
         const AxisWindow cw = jb.cols[ox];
+        if (next) {
+          prefetch_lines(next, piece);
+          next += piece;
+        }
         const T* base = src + p * P + rw.begin * w + cw.begin;
         const int64_t rn = rw.end - rw.begin, cn = cw.end - cw.begin;
         T* o = dst + p * Q + oy * jb.ow + ox;
