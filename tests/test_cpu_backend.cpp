@@ -498,12 +498,14 @@ TEST_CASE("f64 strided NCHW rows of 3-16 outputs: scalar rows, the same bits on 
 
 TEST_CASE("scalar NCHW rows of inputs of 16+ MiB: the next planes prefetched per output, the reference's results") {
   // Job::short_rows prefetches the next group of four planes a piece per
-  // output where a group spans 4-64 KiB of an input of 16 MiB or more
-  // (kShortSpreadMax, kShortSpreadInput): f64 strided rows of 3-16 outputs
-  // (10 KiB groups, 17 MiB), f64 rows of two outputs (5 KiB groups, 34
-  // MiB); plane counts that leave a partial last group.
+  // output where a group spans 1-64 KiB of an input of 16 MiB or more
+  // (kShortPrefetchMin, kShortSpreadMax, kShortSpreadInput): f64 strided
+  // rows of 3-16 outputs (10 KiB groups, 17 MiB; 1.5 KiB groups, padded, 20 MiB),
+  // f64 rows of two outputs (10 KiB groups, 34 MiB); plane counts that
+  // leave a partial last group.
   const Shape shapes[] = {
       {6501, 1, 18, 18, 3, 3, 3, 3, 0, 0, 1},
+      {10401, 5, 7, 7, 3, 3, 3, 3, 1, 1, 0},
       {3300, 4, 40, 8, 5, 4, 5, 4, 0, 0, 0},
   };
   for (const Shape& s : shapes) check_nchw_f64_rows(cpu_params_with_row(s, 2, 16), 29);
