@@ -2496,8 +2496,9 @@ void single_windows(const Job& jb, const T* src, T* dst, int64_t p0, int64_t p1,
 // groups of 1-4 KiB 1.15x faster (geomean of both numerics over 34;
 // 211x99x17x5 k2x9 s2x8 p1x3 f64 2.1x), groups below 1 KiB 0.96x (40:
 // within a few lines, the prefetches only add work), 4-16 KiB 0.99x (25).
-// Groups of 4-64 KiB prefetch the next group a piece per output instead,
-// spread evenly over this group's outputs: issued all at once it was as
+// On inputs of 16 MiB or more, groups of 1-64 KiB prefetch the next group
+// a piece per output instead, spread evenly over this group's outputs
+// (4-64 KiB first, then 1-4 KiB): issued all at once it was as
 // many lines as the group (0.98x on 17278x2x18x18 k3 s3 f64, whose
 // kChains streams read from memory at 0.45 of the read pass without it).
 // 2-core AMD EPYC Zen 4 AVX-512 VM, 2026-12-07, two threads, both ways
@@ -2520,7 +2521,7 @@ void single_windows(const Job& jb, const T* src, T* dst, int64_t p0, int64_t p1,
 constexpr int kChains = 4;
 constexpr int64_t kShortPrefetchMin = 1024, kShortPrefetchMax = 4096;  // bytes of a group of planes
 constexpr int64_t kShortSpreadMax = 65536;  // bytes of a group up to which the next one is prefetched per output
-constexpr int64_t kShortSpreadInput = int64_t(16) << 20;  // bytes of input from which (kShortSpreadMax)
+constexpr int64_t kShortSpreadInput = int64_t(16) << 20;  // input bytes from which groups of 1-64 KiB do so
 
 // The window of rn x cn inputs from b (rows w apart), rows then columns,
 // from 0.
